@@ -1,0 +1,25 @@
+"""dpverify: empirical differential-privacy verification of black-box mechanisms.
+
+A pass means "no violation found at this budget", never "proven private": samples only prove
+lower bounds on epsilon.
+"""
+from . import pairs
+from .errors import (DpVerifyError, InvalidClaimError, InvalidPairsError, MechanismError,
+                     MechanismOutputError, PrivacyViolation, RandomnessError, TargetError)
+from .mechanism import Mechanism, mechanism
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # audit() pulls in scipy and joblib; load it on first use so `import dpverify` stays light.
+    if name in ("audit", "AuditResult", "Witness"):
+        from . import engine, result
+        return {"audit": engine.audit, "AuditResult": result.AuditResult,
+                "Witness": result.Witness}[name]
+    raise AttributeError(name)
+
+
+__all__ = ["audit", "mechanism", "pairs", "Mechanism", "AuditResult", "Witness", "DpVerifyError",
+           "InvalidClaimError", "InvalidPairsError", "MechanismError", "MechanismOutputError",
+           "RandomnessError", "TargetError", "PrivacyViolation"]

@@ -1,0 +1,87 @@
+"""The `@dpverify.mechanism` decorator: a function plus the privacy claim its author makes."""
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import InvalidClaimError, MechanismError
+
+
+def validate_claim(epsilon, delta) -> tuple[float, float]:
+    """Return (epsilon, delta) as floats or raise InvalidClaimError saying what is allowed."""
+    try:
+        eps = float(epsilon)
+        dlt = float(delta)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"epsilon and delta must be numbers, got {epsilon!r}, {delta!r}")
+    if not (eps > 0) or math.isnan(eps):
+        raise InvalidClaimError(f"epsilon must be > 0 (got {epsilon!r}); a claim of epsilon = 0 "
+                                "cannot be audited by sampling")
+    if not (0.0 <= dlt < 1.0):
+        raise InvalidClaimError(f"delta must be in [0, 1) (got {delta!r})")
+    return eps, dlt
+
+
+def is_batched(fn: Callable) -> bool:
+    """A mechanism is batched when its signature has a `size` parameter: f(data, rng, size)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        raise MechanismError(f"cannot read the signature of {fn!r}; define it as f(data, rng) "
+                             "or f(data, rng, size)")
+    if "size" in params:
+        return True
+    positional = [p for p in params.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    if len(positional) < 2 and not any(p.kind == p.VAR_POSITIONAL for p in params.values()):
+        raise MechanismError(f"{getattr(fn, '__name__', fn)!r} must accept (data, rng) or "
+                             "(data, rng, size); all randomness must come from rng")
+    return False
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A mechanism under audit: the function, its form, and the claim declared with it."""
+
+    fn: Callable
+    name: str
+    epsilon: float | None = None
+    delta: float = 0.0
+    pairs: Any = None
+    batched: bool = False
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+def as_mechanism(fn, name: str | None = None) -> Mechanism:
+    """Wrap a plain function (or pass a Mechanism through)."""
+    if isinstance(fn, Mechanism):
+        return fn
+    if not callable(fn):
+        raise MechanismError(f"the mechanism must be callable, got {type(fn).__name__}")
+    return Mechanism(fn=fn, name=name or getattr(fn, "__qualname__", getattr(fn, "__name__", "mechanism")),
+                     batched=is_batched(fn))
+
+
+def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None):
+    """Declare that the decorated function is (epsilon, delta)-DP on the given neighbouring pairs.
+
+    The function is either scalar, ``f(data, rng) -> output``, or batched,
+    ``f(data, rng, size) -> outputs`` with the first axis (or list index) the sample.
+    ``rng`` is a ``numpy.random.Generator``; all randomness must come from it.
+    """
+    if epsilon is not None:
+        epsilon, delta = validate_claim(epsilon, delta)
+
+    def wrap(fn):
+        mech = Mechanism(fn=fn, name=name or fn.__name__, epsilon=epsilon, delta=float(delta),
+                         pairs=pairs, batched=is_batched(fn))
+        for attr in ("__doc__", "__module__", "__qualname__"):
+            object.__setattr__(mech, attr, getattr(fn, attr, None))
+        object.__setattr__(mech, "__wrapped__", fn)
+        return mech
+
+    return wrap
