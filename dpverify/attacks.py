@@ -1,0 +1,285 @@
+"""Attacks: learn a score s(o) ≈ ln p(o)/q(o) on SEARCH samples and pick events {±s ≥ t}.
+
+Neyman–Pearson: the most powerful test of D against D' at any level thresholds the likelihood
+ratio, so every attack here estimates (a monotone transform of) it:
+
+- `KeyLikelihoodRatio`: discrete outputs (indices, ⊤/⊥ vectors, tuples) ordered by their
+  smoothed plug-in ratio (n_D(o) + ½)/(n_D'(o) + ½);
+- `Coordinate`: one numeric coordinate, giving half-lines {x_j ≥ t} and {x_j ≤ t};
+- `BinnedLikelihoodRatio`: per output skeleton (⊥ pattern, length), the skeleton's ratio plus,
+  for each numeric coordinate, the ratio of its quantile bin (naive Bayes: exact for independent
+  coordinates; for one coordinate these are likelihood-ratio-ordered bins, which catch ratios
+  that are not monotone in the output).
+
+Models are learned on one half of the search sample and thresholds chosen on the other half by
+the bound a certifying sample of the planned size is expected to give (stats.
+expected_certified_epsilon), so no fixed probability floor caps the bound. The certifying sample
+is never seen here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .encoding import Encoded
+from .stats import expected_certified_epsilon
+
+SMOOTHING = 0.5
+MAX_COORDINATES = 32
+MAX_SKELETONS = 32
+
+
+def _log_ratio(c_p, n_p, c_q, n_q, k):
+    """Smoothed ln of the ratio of two categorical frequency estimates (add-½ on k cells)."""
+    return (np.log((c_p + SMOOTHING) / (n_p + SMOOTHING * k))
+            - np.log((c_q + SMOOTHING) / (n_q + SMOOTHING * k)))
+
+
+class ScoreModel:
+    """A score function of encoded outputs; NaN means "never in the event"."""
+
+    kind = "score"
+
+    def score(self, enc: Encoded) -> np.ndarray:
+        raise NotImplementedError
+
+    def describe(self, sign: int, threshold: float) -> str:
+        raise NotImplementedError
+
+
+@dataclass
+class Coordinate(ScoreModel):
+    index: int
+    kind: str = "half-line"
+
+    def score(self, enc):
+        return enc.column(self.index)
+
+    def describe(self, sign, threshold):
+        op = "≥" if sign > 0 else "≤"
+        return f"output[{self.index}] {op} {sign * threshold:.6g}"
+
+
+@dataclass
+class KeyLikelihoodRatio(ScoreModel):
+    keys: np.ndarray          # sorted int64 output keys seen while learning
+    log_ratio: np.ndarray     # smoothed ln n_D(o)/n_D'(o) per key
+    examples: dict = field(default_factory=dict)  # key → a readable example output
+    kind: str = "discrete likelihood ratio"
+
+    def score(self, enc):
+        pos = np.searchsorted(self.keys, enc.keys)
+        pos = np.minimum(pos, len(self.keys) - 1)
+        found = self.keys[pos] == enc.keys
+        return np.where(found, self.log_ratio[pos], 0.0)
+
+    def describe(self, sign, threshold):
+        chosen = sign * self.log_ratio >= threshold
+        n = int(chosen.sum())
+        shown = [self.examples[k] for k in self.keys[chosen][np.argsort(-sign * self.log_ratio[chosen])][:5]
+                 if k in self.examples]
+        text = f"output is one of {n} discrete values ordered by likelihood ratio"
+        if shown:
+            text += " (e.g. " + "; ".join(shown) + (" …" if n > len(shown) else "") + ")"
+        if sign * 0.0 >= threshold:
+            text += ", or a value never seen while searching"
+        return text
+
+
+@dataclass
+class BinnedLikelihoodRatio(ScoreModel):
+    skeletons: np.ndarray      # sorted int64 skeleton hashes
+    skeleton_ratio: np.ndarray  # ln ratio of each skeleton
+    coordinate_tables: list    # per skeleton: list of (coordinate, edges, ln ratio per bin)
+    kind: str = "binned likelihood ratio"
+
+    def score(self, enc):
+        out = np.zeros(len(enc))
+        pos = np.minimum(np.searchsorted(self.skeletons, enc.struct), len(self.skeletons) - 1)
+        found = self.skeletons[pos] == enc.struct
+        out[found] = self.skeleton_ratio[pos[found]]
+        for s, tables in enumerate(self.coordinate_tables):
+            rows = np.flatnonzero(found & (pos == s))
+            if rows.size == 0:
+                continue
+            for j, edges, ratio in tables:
+                x = enc.column(j)[rows]
+                ok = ~np.isnan(x)
+                bins = np.searchsorted(edges, x[ok], side="right")
+                out[rows[ok]] += ratio[bins]
+        return out
+
+    def describe(self, sign, threshold):
+        n_coords = sum(len(t) for t in self.coordinate_tables)
+        rel = "≥" if sign > 0 else "≤"
+        return (f"binned log-likelihood-ratio score {rel} {sign * threshold:.4g} "
+                f"({len(self.skeletons)} output skeleton(s), {n_coords} binned coordinate(s))")
+
+
+def _readable(enc: Encoded, i: int) -> str:
+    x = enc.X[i]
+    x = x[~np.isnan(x)]
+    return "(" + ", ".join(f"{v:.4g}" for v in x[:10]) + (", …" if len(x) > 10 else "") + ")"
+
+
+def learn_key_ratio(a: Encoded, b: Encoded) -> KeyLikelihoodRatio:
+    keys, inverse = np.unique(np.concatenate([a.keys, b.keys]), return_inverse=True)
+    c_a = np.bincount(inverse[:len(a)], minlength=len(keys))
+    c_b = np.bincount(inverse[len(a):], minlength=len(keys))
+    ratio = _log_ratio(c_a, len(a), c_b, len(b), len(keys) + 1)
+    both = Encoded.concat([a, b])
+    first = np.unique(inverse, return_index=True)[1]
+    examples = {}
+    if both.X.shape[1] <= 16 and len(keys) <= 4096:
+        examples = {int(keys[u]): _readable(both, i) for u, i in zip(range(len(keys)), first)}
+    return KeyLikelihoodRatio(keys, ratio, examples)
+
+
+def _quantile_edges(values: np.ndarray, n_bins: int) -> np.ndarray:
+    edges = np.unique(np.quantile(values, np.linspace(0, 1, n_bins + 1)[1:-1]))
+    return edges
+
+
+def learn_binned_ratio(a: Encoded, b: Encoded) -> BinnedLikelihoodRatio | None:
+    pooled = np.concatenate([a.struct, b.struct])
+    skeletons, counts = np.unique(pooled, return_counts=True)
+    n_sk = len(skeletons)
+    c_a = np.array([np.count_nonzero(a.struct == s) for s in skeletons])
+    c_b = counts - c_a
+    sk_ratio = _log_ratio(c_a, len(a), c_b, len(b), n_sk + 1)
+    tables = []
+    frequent = set(np.argsort(-counts)[:MAX_SKELETONS].tolist())
+    for s, sk in enumerate(skeletons):
+        coord_tables = []
+        if s in frequent and counts[s] >= 40:
+            rows_a = a.struct == sk
+            rows_b = b.struct == sk
+            n_bins = int(np.clip(np.sqrt(counts[s] / 8), 2, 64))
+            for j in range(min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)):
+                xa = a.X[rows_a, j]
+                xb = b.X[rows_b, j]
+                xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
+                if len(xa) + len(xb) < 40:
+                    continue
+                edges = _quantile_edges(np.concatenate([xa, xb]), n_bins)
+                if len(edges) == 0:
+                    continue
+                ca = np.bincount(np.searchsorted(edges, xa, side="right"), minlength=len(edges) + 1)
+                cb = np.bincount(np.searchsorted(edges, xb, side="right"), minlength=len(edges) + 1)
+                coord_tables.append((j, edges, _log_ratio(ca, len(xa), cb, len(xb), len(edges) + 1)))
+        tables.append(coord_tables)
+    if n_sk == 1 and not tables[0]:
+        return None
+    return BinnedLikelihoodRatio(skeletons, sk_ratio, tables)
+
+
+def learn_models(a: Encoded, b: Encoded) -> list[ScoreModel]:
+    """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D'))."""
+    models: list[ScoreModel] = []
+    n = len(a) + len(b)
+    n_distinct = len(np.unique(np.concatenate([a.keys, b.keys])))
+    if n_distinct <= n / 4:
+        models.append(learn_key_ratio(a, b))
+    d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
+    for j in range(d):
+        col = np.concatenate([a.X[:, j], b.X[:, j]])
+        col = col[~np.isnan(col)]
+        if len(col) and col.min() < col.max():
+            models.append(Coordinate(j))
+    binned = learn_binned_ratio(a, b)
+    if binned is not None:
+        models.append(binned)
+    return models
+
+
+def _candidate_thresholds(values: np.ndarray) -> np.ndarray:
+    """Distinct finite values, or a grid of quantiles dense in both tails when there are many."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return finite
+    uniq = np.unique(finite)
+    if len(uniq) <= 4096:
+        return uniq
+    m = len(finite)
+    tail = np.geomspace(1.0 / m, 0.5, 256)
+    levels = np.unique(np.concatenate([tail, np.linspace(0, 1, 513), 1 - tail]))
+    return np.unique(np.quantile(finite, levels, method="inverted_cdf"))
+
+
+def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")
+
+
+@dataclass
+class Candidate:
+    """An event S = {sign · s(o) ≥ threshold} for one pair, tested in one direction.
+
+    direction 0: P = M(D), Q = M(D');  direction 1: P = M(D'), Q = M(D).
+    """
+
+    pair: int
+    direction: int
+    model: ScoreModel
+    sign: int
+    threshold: float
+    expected_epsilon: float
+    search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
+
+    def hits(self, enc: Encoded) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return self.sign * self.model.score(enc) >= self.threshold
+
+    def describe(self) -> str:
+        return self.model.describe(self.sign, self.threshold)
+
+
+def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,
+                delta: float, level: float) -> list[Candidate]:
+    """For each direction, the threshold maximising the expected certified bound on (sel_a, sel_b)."""
+    s_a = model.score(sel_a)
+    s_b = model.score(sel_b)
+    out = []
+    best = {0: None, 1: None}
+    for sign in (1, -1):
+        va = np.where(np.isnan(s_a), -np.inf, sign * s_a)
+        vb = np.where(np.isnan(s_b), -np.inf, sign * s_b)
+        thresholds = _candidate_thresholds(np.concatenate([va, vb]))
+        if thresholds.size == 0:
+            continue
+        ka = count_at_least(np.sort(va), thresholds)
+        kb = count_at_least(np.sort(vb), thresholds)
+        for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
+                                                        (kb, len(vb), ka, len(va))]):
+            expected = expected_certified_epsilon(kp, mp, kq, mq, n_certify, delta, level)
+            i = int(np.argmax(expected))
+            if best[direction] is None or expected[i] > best[direction].expected_epsilon:
+                best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
+                                            float(expected[i]),
+                                            (int(kp[i]), mp, int(kq[i]), mq))
+    for direction in (0, 1):
+        if best[direction] is not None:
+            out.append(best[direction])
+    return out
+
+
+def search_pair(pair: int, search_a: Encoded, search_b: Encoded, n_certify: int, delta: float,
+                level: float) -> list[Candidate]:
+    """Learn on even-indexed search samples, choose thresholds on odd-indexed ones."""
+    learn_a, sel_a = search_a.take(slice(0, None, 2)), search_a.take(slice(1, None, 2))
+    learn_b, sel_b = search_b.take(slice(0, None, 2)), search_b.take(slice(1, None, 2))
+    candidates = []
+    for model in learn_models(learn_a, learn_b):
+        candidates += best_events(model, pair, sel_a, sel_b, n_certify, delta, level)
+    return candidates
+
+
+class PairEvaluator:
+    """Counts, in one certifying chunk, how often each chosen event of one pair occurs."""
+
+    def __init__(self, candidates: list[Candidate]):
+        self.candidates = candidates
+
+    def __call__(self, enc: Encoded) -> np.ndarray:
+        return np.array([int(np.count_nonzero(c.hits(enc))) for c in self.candidates],
+                        dtype=np.int64)

@@ -1,0 +1,111 @@
+"""`dpverify audit TARGET...`: a thin shell over `audit()`.
+
+Exit codes: 0 no violation found, 1 at least one violation, 2 usage error or a mechanism that
+could not be run (2 wins over 1).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import DpVerifyError, TargetError
+from .loading import resolve_target
+
+EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits with 2 too; keep its usage line, add a hint
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"dpverify: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpverify", description="Empirical differential-privacy verifier.")
+    parser.add_argument("--version", action="version", version=f"dpverify {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    a = sub.add_parser("audit", help="audit mechanisms against their (ε, δ) claim",
+                       description="Audit every @dpverify.mechanism in the targets. A pass means "
+                                   "no violation found at this budget, not a proof of privacy.")
+    a.add_argument("targets", nargs="+", metavar="TARGET",
+                   help="path/to/file.py, path/to/file.py:name, or package.module:name")
+    a.add_argument("--epsilon", type=float, help="override the claimed ε")
+    a.add_argument("--delta", type=float, help="override the claimed δ")
+    a.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of certified bounds; false-alarm rate ≤ 1 − this (default 0.95)")
+    a.add_argument("--samples", type=int, help="certifying samples per input at the last stage")
+    a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    a.add_argument("--jobs", type=int, default=-1, help="parallel workers (default: all cores)")
+    a.add_argument("--json", metavar="PATH", help="write results as JSON")
+    a.add_argument("--report", metavar="DIR", help="write report.md and result.json to DIR")
+    return parser
+
+
+def _error_entry(name: str, message: str) -> dict:
+    return {"mechanism": name, "verdict": "error", "error": message}
+
+
+def run_audit(args) -> int:
+    from .engine import audit
+    from .report import write_report
+
+    mechanisms = []
+    for target in args.targets:
+        try:
+            mechanisms += resolve_target(target)
+        except TargetError as exc:
+            print(f"dpverify: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+    entries, results, code = [], [], EXIT_PASS
+    for mech in mechanisms:
+        try:
+            result = audit(mech, epsilon=args.epsilon, delta=args.delta,
+                           confidence=args.confidence, samples=args.samples, seed=args.seed,
+                           n_jobs=args.jobs)
+        except DpVerifyError as exc:
+            print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
+            entries.append(_error_entry(mech.name, str(exc)))
+            code = EXIT_ERROR
+            continue
+        print(result.summary(), flush=True)
+        results.append(result)
+        entries.append(result.as_dict())
+        if result.verdict == "violation" and code == EXIT_PASS:
+            code = EXIT_VIOLATION
+    document = {"results": entries, "meta": {
+        "dpverify": __version__, "python": platform.python_version(), "numpy": np.__version__,
+        "command": ["dpverify"] + sys.argv[1:], "seed": args.seed,
+        "confidence": args.confidence,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    if args.report:
+        write_report(Path(args.report), document, results)
+    n_viol = sum(r.verdict == "violation" for r in results)
+    print(f"\n{len(mechanisms)} mechanism(s): {n_viol} violation(s), "
+          f"{len(results) - n_viol} pass(es), {len(mechanisms) - len(results)} error(s)")
+    return code
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "audit":
+            return run_audit(args)
+    except DpVerifyError as exc:
+        print(f"dpverify: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

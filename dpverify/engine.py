@@ -1,0 +1,171 @@
+"""`audit()`: sampling → encoding → attack (search split) → certify (fresh split) → result.
+
+Statistical design (theory.md §2), stated once:
+- The audit runs in stages whose certifying sample grows 4× per stage up to `samples` per input.
+- At stage j the events are chosen on search samples only; the best `certify_per_stage` events
+  over all pairs and both directions are then counted on fresh samples drawn for this stage.
+- Stage j spends α_j = α/2^{J−j+1} (α = 1 − confidence); each of its K events gets α_j/K, split
+  evenly over the two Clopper–Pearson bounds. By the union bound the chance that ANY reported
+  bound exceeds the true ε — i.e. the false-alarm rate on a correct mechanism — is ≤ α.
+- The first stage whose bound exceeds the claim stops the audit (gross bugs fail fast).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from . import pairs as pairs_module
+from .attacks import Candidate, PairEvaluator, search_pair
+from .encoding import Encoded
+from .errors import InvalidClaimError
+from .mechanism import as_mechanism, validate_claim
+from .result import AuditResult, StageSummary, Witness
+from .sampling import CERTIFY, SEARCH, Sampler, check_uses_rng, split_into_chunks
+from .stats import certified_epsilon, cp_lower, cp_upper, plug_in_epsilon, stage_alphas
+
+DEFAULT_SAMPLES_BATCHED = 1 << 20
+DEFAULT_SAMPLES_SCALAR = 1 << 17
+FIRST_STAGE = 1 << 10
+GROWTH = 4
+SEARCH_CAP = 1 << 17
+SEARCH_MEMORY_BYTES = 256 << 20
+SUPPORT_MISMATCH_HITS = 20
+
+
+def plan_stages(samples: int) -> list[int]:
+    """Certifying sample sizes per input: samples/4^{J−1}, …, samples/4, samples (≥ 1024 each)."""
+    sizes = [samples]
+    while sizes[-1] // GROWTH >= FIRST_STAGE:
+        sizes.append(sizes[-1] // GROWTH)
+    return sizes[::-1]
+
+
+def _validate_options(confidence, samples, seed, certify_per_stage):
+    try:
+        confidence = float(confidence)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    if not (0.0 < confidence < 1.0):
+        raise InvalidClaimError(f"confidence must be in (0, 1), got {confidence!r} (e.g. 0.95)")
+    if samples is not None and (not isinstance(samples, (int, np.integer)) or samples < 100):
+        raise InvalidClaimError(f"samples must be an integer ≥ 100 (runs per input), got {samples!r}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidClaimError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(certify_per_stage, int) or certify_per_stage < 1:
+        raise InvalidClaimError("certify_per_stage must be a positive integer")
+    return confidence
+
+
+def _witness(pairs, cand: Candidate, k_p, k_q, n, delta, level, stage) -> Witness:
+    first, second = pairs[cand.pair]
+    D, D_prime = (first, second) if cand.direction == 0 else (second, first)
+    p_low = float(cp_lower(k_p, n, level))
+    q_high = float(cp_upper(k_q, n, level))
+    return Witness(
+        D=D, D_prime=D_prime, event=cand.describe(), attack=cand.model.kind,
+        count_D=int(k_p), samples_D=int(n), count_D_prime=int(k_q), samples_D_prime=int(n),
+        p_lower=p_low, q_upper=q_high,
+        epsilon_lower_bound=float(certified_epsilon(k_p, n, k_q, n, delta, level)),
+        epsilon_estimate=plug_in_epsilon(k_p, n, k_q, n, delta), stage=stage,
+        support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS))
+
+
+def _resolution(claim: float, witness: Witness | None) -> float:
+    """Claim + the gap between the witness's point estimate and its certified bound: a true ε of
+    about this size on that event would have been certified roughly half the time."""
+    if witness is None:
+        return math.inf
+    gap = witness.epsilon_estimate - witness.epsilon_lower_bound
+    return claim + gap if math.isfinite(gap) else math.inf
+
+
+def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
+          seed=0, n_jobs=-1, backend=None, certify_per_stage=2) -> AuditResult:
+    """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
+
+    Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
+    certifying sample size per input at the last stage (default 2^20 for batched mechanisms,
+    2^17 for scalar ones). The false-alarm rate on a correct mechanism is at most 1 − confidence.
+    """
+    started = time.perf_counter()
+    mech = as_mechanism(mechanism)
+    eps = epsilon if epsilon is not None else mech.epsilon
+    if eps is None:
+        raise InvalidClaimError(f"no epsilon claimed for {mech.name!r}: pass epsilon= to audit() "
+                                "or declare it with @dpverify.mechanism(epsilon=...)")
+    eps, dlt = validate_claim(eps, delta if delta is not None else mech.delta)
+    confidence = _validate_options(confidence, samples, seed, certify_per_stage)
+    pair_list = pairs_module.normalize(pairs if pairs is not None else mech.pairs)
+    if samples is None:
+        samples = DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
+    sizes = plan_stages(int(samples))
+    alphas = stage_alphas(1.0 - confidence, len(sizes))
+    K = certify_per_stage
+
+    preflight_runs = 0
+    for a, b in pair_list:
+        for data in (a, b):
+            preflight_runs += 2 * len(check_uses_rng(mech, data, seed))
+
+    search: dict = {(p, s): [] for p in range(len(pair_list)) for s in (0, 1)}
+    stages: list[StageSummary] = []
+    best: Witness | None = None
+    with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend) as sampler:
+        kept = 0
+        for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
+            level = alpha_j / (2 * K)
+            # 1. search sample: more for every pair, up to a memory-bounded cap
+            row_bytes = 16 + 8 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
+            cap = min(SEARCH_CAP, SEARCH_MEMORY_BYTES // (row_bytes * 2 * len(pair_list)))
+            m_j = min(n_j, max(cap - kept, 0))
+            if m_j > 0:
+                tasks = [t for p in range(len(pair_list)) for s in (0, 1)
+                         for t in split_into_chunks(m_j, sampler.chunk_size, pair=p, side=s,
+                                                    stage=j, purpose=SEARCH)]
+                for task, enc in zip(tasks, sampler.run(tasks)):
+                    search[task.pair, task.side].append(enc)
+                kept += m_j
+            # 2. attack: candidate events from search data only
+            candidates: list[Candidate] = []
+            for p in range(len(pair_list)):
+                a = Encoded.concat(search[p, 0])
+                b = Encoded.concat(search[p, 1])
+                candidates += search_pair(p, a, b, n_j, dlt, level)
+            candidates.sort(key=lambda c: -c.expected_epsilon)
+            chosen = candidates[:K]
+            # 3. certify on fresh samples
+            by_pair: dict = {}
+            for c in chosen:
+                by_pair.setdefault(c.pair, []).append(c)
+            evaluators = {p: PairEvaluator(cs) for p, cs in by_pair.items()}
+            tasks = [t for p in by_pair for s in (0, 1)
+                     for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
+                                                stage=j, purpose=CERTIFY)]
+            counts = {(p, s): np.zeros(len(cs), dtype=np.int64) for p, cs in by_pair.items()
+                      for s in (0, 1)}
+            for task, c in zip(tasks, sampler.run(tasks, evaluators)):
+                counts[task.pair, task.side] += c
+            stage_best = -math.inf
+            for p, cs in by_pair.items():
+                for i, cand in enumerate(cs):
+                    k_p = counts[p, cand.direction][i]
+                    k_q = counts[p, 1 - cand.direction][i]
+                    w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
+                    stage_best = max(stage_best, w.epsilon_lower_bound)
+                    if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
+                        best = w
+            stages.append(StageSummary(j, n_j, alpha_j, len(chosen), stage_best))
+            if best is not None and best.epsilon_lower_bound > eps:
+                break
+        runs = sampler.runs
+
+    lower = best.epsilon_lower_bound if best is not None else -math.inf
+    verdict = "violation" if lower > eps else "pass"
+    return AuditResult(
+        mechanism=mech.name, verdict=verdict, claimed_epsilon=eps, claimed_delta=dlt,
+        epsilon_lower_bound=lower, confidence=confidence, witness=best,
+        resolution=_resolution(eps, best), samples=int(runs.sum()) + preflight_runs,
+        samples_per_side=int(runs.max()), seconds=time.perf_counter() - started, seed=int(seed),
+        stages=tuple(stages))

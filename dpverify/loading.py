@@ -1,0 +1,77 @@
+"""Resolve CLI targets (`file.py`, `file.py:name`, `package.module:name`) to mechanisms."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from .errors import TargetError
+from .mechanism import Mechanism, as_mechanism
+
+
+def _module_from_path(path: Path):
+    path = path.resolve()
+    if not path.is_file():
+        raise TargetError(f"no such file: {path}; give a path to a .py file, optionally with "
+                          ":name, or package.module:name")
+    # Inside a package (folders with __init__.py): import by dotted name so relative imports work.
+    parts = [path.stem]
+    root = path.parent
+    while (root / "__init__.py").exists():
+        parts.insert(0, root.name)
+        root = root.parent
+    if len(parts) > 1 or str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    name = ".".join(parts)
+    try:
+        if len(parts) > 1:
+            return importlib.import_module(name)
+        spec = importlib.util.spec_from_file_location(f"_dpverify_target_{abs(hash(str(path)))}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+    except TargetError:
+        raise
+    except Exception as exc:
+        raise TargetError(f"could not import {path}: {type(exc).__name__}: {exc}") from exc
+
+
+def _module(spec: str):
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        return _module_from_path(Path(spec))
+    try:
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise TargetError(f"could not import module {spec!r}: {exc}") from exc
+
+
+def mechanisms_in(module) -> list[Mechanism]:
+    """Every @dpverify.mechanism defined at the top level of a module, in definition order."""
+    seen, found = set(), []
+    for value in vars(module).values():
+        if isinstance(value, Mechanism) and id(value) not in seen:
+            seen.add(id(value))
+            found.append(value)
+    return found
+
+
+def resolve_target(target: str) -> list[Mechanism]:
+    """Return the mechanisms a CLI target names; raise TargetError if there are none."""
+    module_part, _, name = target.rpartition(":") if ":" in target else (target, "", "")
+    if len(module_part) == 1 and module_part.isalpha():  # a Windows drive letter, not a name
+        module_part, name = target, ""
+    module = _module(module_part)
+    if name:
+        if not hasattr(module, name):
+            raise TargetError(f"{module_part} has no attribute {name!r}")
+        value = getattr(module, name)
+        if not callable(value):
+            raise TargetError(f"{target} is not a mechanism (not callable)")
+        return [as_mechanism(value, name=name)]
+    found = mechanisms_in(module)
+    if not found:
+        raise TargetError(f"{target} holds no @dpverify.mechanism; decorate a function with "
+                          "@dpverify.mechanism(epsilon=..., pairs=...) or name it as file.py:name")
+    return found

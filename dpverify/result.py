@@ -1,0 +1,153 @@
+"""Frozen results of an audit, JSON-ready through `as_dict()`.
+
+Infinite bounds are written to JSON as the strings "inf" / "-inf" (strict JSON has no infinity);
+`float("inf")` reads them back.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def _jsonable(value: Any):
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return _jsonable(float(value))
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Witness:
+    """The evidence: P[M(D) ∈ S] counted on a certifying sample that did not choose S.
+
+    `D` is the input whose output lands in the event more often; `D_prime` the other.
+    """
+
+    D: Any
+    D_prime: Any
+    event: str
+    attack: str
+    count_D: int
+    samples_D: int
+    count_D_prime: int
+    samples_D_prime: int
+    p_lower: float          # Clopper–Pearson lower bound on P[M(D) ∈ S]
+    q_upper: float          # Clopper–Pearson upper bound on P[M(D') ∈ S]
+    epsilon_lower_bound: float
+    epsilon_estimate: float  # plug-in ln((p̂ − δ)/q̂), not a bound
+    stage: int
+    support_mismatch: bool   # many hits under D, none under D': ε is likely infinite
+
+    @property
+    def rate_D(self) -> float:
+        return self.count_D / self.samples_D
+
+    @property
+    def rate_D_prime(self) -> float:
+        return self.count_D_prime / self.samples_D_prime
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["rate_D"] = self.rate_D
+        d["rate_D_prime"] = self.rate_D_prime
+        return _jsonable(d)
+
+
+@dataclass(frozen=True)
+class StageSummary:
+    stage: int
+    samples_per_side: int
+    alpha: float
+    candidates_certified: int
+    best_epsilon_lower_bound: float
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of `dpverify.audit`.
+
+    verdict "violation": with probability ≥ `confidence` the mechanism is NOT
+    (claimed_epsilon, claimed_delta)-DP on the witness pair. verdict "pass": no violation was
+    found at this budget — not a proof of privacy; `resolution` says how large a violation on
+    the best event this budget would have caught about half the time.
+    """
+
+    mechanism: str
+    verdict: str
+    claimed_epsilon: float
+    claimed_delta: float
+    epsilon_lower_bound: float
+    confidence: float
+    witness: Witness | None
+    resolution: float
+    samples: int               # mechanism runs in total (all pairs, both inputs, search + certify)
+    samples_per_side: int      # the most runs on any one input of one pair
+    seconds: float
+    seed: int
+    stages: tuple = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def summary(self) -> str:
+        """A few lines a person can read."""
+        lb = self.epsilon_lower_bound
+        claim = f"(ε={self.claimed_epsilon:g}, δ={self.claimed_delta:g})"
+        lines = []
+        if self.verdict == "violation":
+            lines.append(f"VIOLATION  {self.mechanism}: claimed {claim}, certified ε ≥ {lb:.4g} "
+                         f"at confidence {self.confidence:g}")
+        else:
+            lines.append(f"pass       {self.mechanism}: no violation of {claim} found at this "
+                         f"budget (best certified ε ≥ {lb:.4g}; would catch about ε ≥ "
+                         f"{self.resolution:.4g} on the best event)")
+        w = self.witness
+        if w is not None:
+            lines.append(f"           pair D={_short(w.D)}  D'={_short(w.D_prime)}")
+            lines.append(f"           event {w.event}")
+            lines.append(f"           counts {w.count_D}/{w.samples_D} under D vs "
+                         f"{w.count_D_prime}/{w.samples_D_prime} under D'"
+                         + ("  [support mismatch: never seen under D', ε is likely infinite]"
+                            if w.support_mismatch else ""))
+        lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return _jsonable({
+            "mechanism": self.mechanism,
+            "verdict": self.verdict,
+            "claimed": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "confidence": self.confidence,
+            "resolution": self.resolution,
+            "samples": self.samples,
+            "samples_per_side": self.samples_per_side,
+            "seconds": self.seconds,
+            "seed": self.seed,
+            "witness": self.witness.as_dict() if self.witness else None,
+            "stages": [asdict(s) for s in self.stages],
+        })
+
+
+def _short(x) -> str:
+    if isinstance(x, np.ndarray):
+        x = x.tolist()
+    if isinstance(x, list) and all(isinstance(v, float) and v.is_integer() for v in x):
+        x = [int(v) for v in x]
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,89 @@
+"""Pure statistics of a sound lower bound on epsilon (theory.md §2). No IO, no sampling.
+
+Notation: an event S is counted k_p times in n_p draws of M(D) and k_q times in n_q draws of M(D').
+p = P[M(D) ∈ S], q = P[M(D') ∈ S]. Any such event proves ε ≥ ln((p − δ)/q) (theory.md §1).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import betaincinv
+
+
+def cp_lower(k, n, level):
+    """One-sided Clopper–Pearson lower bound: BetaInv(level; k, n − k + 1), 0 when k = 0.
+
+    P[p < cp_lower] ≤ level. Accepts arrays; k may be fractional (for expected-count planning).
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(all="ignore"):
+        out = betaincinv(np.where(k > 0, k, 1.0), n - k + 1.0, level)
+    return np.where(k > 0, out, 0.0)
+
+
+def cp_upper(k, n, level):
+    """One-sided Clopper–Pearson upper bound: BetaInv(1 − level; k + 1, n − k), 1 when k = n."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(all="ignore"):
+        out = betaincinv(k + 1.0, np.where(k < n, n - k, 1.0), 1.0 - level)
+    return np.where(k < n, out, 1.0)
+
+
+def epsilon_bound(p_low, q_high, delta=0.0):
+    """ε_LB = ln((p_L − δ)/q_U); −inf when p_L ≤ δ, +inf when q_U = 0 (theory.md §2)."""
+    p_low = np.asarray(p_low, dtype=float)
+    q_high = np.asarray(q_high, dtype=float)
+    num = p_low - delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(num) - np.log(q_high)
+    out = np.where(num <= 0, -np.inf, out)
+    return out
+
+
+def delta_bound(p_low, q_high, epsilon):
+    """δ_LB(ε) = p_L − e^ε q_U (theory.md §2)."""
+    return np.asarray(p_low, dtype=float) - math.exp(epsilon) * np.asarray(q_high, dtype=float)
+
+
+def certified_epsilon(k_p, n_p, k_q, n_q, delta, level):
+    """Certified lower bound for ONE pre-chosen event: each side's bound at `level` (union bound).
+
+    With level = α/2 the returned bound exceeds the true ε with probability at most α.
+    """
+    return epsilon_bound(cp_lower(k_p, n_p, level), cp_upper(k_q, n_q, level), delta)
+
+
+def expected_certified_epsilon(k_p, m_p, k_q, m_q, n_certify, delta, level, shrink_level=0.16):
+    """The bound a fresh sample of size n_certify is expected to certify for an event seen
+    k_p/m_p and k_q/m_q times on the search sample.
+
+    The search rates are first shrunk one standard error towards the unfavourable side (CP at
+    `shrink_level`), so events resting on a handful of search hits are not preferred by luck.
+    Used only to choose events on search data; never to certify.
+    """
+    p = cp_lower(k_p, m_p, shrink_level)
+    q = cp_upper(k_q, m_q, shrink_level)
+    return certified_epsilon(p * n_certify, n_certify, q * n_certify, n_certify, delta, level)
+
+
+def stage_alphas(alpha: float, n_stages: int) -> list[float]:
+    """α-spending over a growing-sample schedule: stage j of J spends α/2^{J−j+1}.
+
+    The last (largest) stage gets α/2, earlier ones geometrically less; Σ α_j = α(1 − 2^−J) < α,
+    so the first stage whose bound exceeds the claim stops with a valid violation (theory.md §2).
+    """
+    return [alpha / 2.0 ** (n_stages - j + 1) for j in range(1, n_stages + 1)]
+
+
+def plug_in_epsilon(k_p, n_p, k_q, n_q, delta=0.0) -> float:
+    """The point estimate ln((p̂ − δ)/q̂) of an event (not a bound)."""
+    p = k_p / n_p if n_p else 0.0
+    q = k_q / n_q if n_q else 0.0
+    if p <= delta:
+        return -math.inf
+    if q == 0:
+        return math.inf
+    return math.log(p - delta) - math.log(q)
