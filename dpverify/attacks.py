@@ -155,7 +155,7 @@ def learn_binned_ratio(a: Encoded, b: Encoded) -> BinnedLikelihoodRatio | None:
         if s in frequent and counts[s] >= 40:
             rows_a = a.struct == sk
             rows_b = b.struct == sk
-            n_bins = int(np.clip(np.sqrt(counts[s] / 8), 2, 64))
+            n_bins = int(np.clip(round(counts[s] ** (1 / 3) / 2), 2, 32))
             for j in range(min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)):
                 xa = a.X[rows_a, j]
                 xb = b.X[rows_b, j]
@@ -225,6 +225,7 @@ class Candidate:
     threshold: float
     expected_epsilon: float
     search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
+    potential: float = -np.inf  # best expected bound of this model at the final sample size
 
     def hits(self, enc: Encoded) -> np.ndarray:
         with np.errstate(invalid="ignore"):
@@ -235,8 +236,9 @@ class Candidate:
 
 
 def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,
-                delta: float, level: float) -> list[Candidate]:
-    """For each direction, the threshold maximising the expected certified bound on (sel_a, sel_b)."""
+                delta: float, level: float, n_final: int) -> list[Candidate]:
+    """For each direction, the threshold maximising the expected certified bound on (sel_a, sel_b)
+    at this stage's certifying size; `potential` records the best at the final size."""
     s_a = model.score(sel_a)
     s_b = model.score(sel_b)
     out = []
@@ -252,11 +254,15 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
         for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
                                                         (kb, len(vb), ka, len(va))]):
             expected = expected_certified_epsilon(kp, mp, kq, mq, n_certify, delta, level)
+            potential = float(np.max(expected_certified_epsilon(kp, mp, kq, mq, n_final, delta,
+                                                                level)))
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
                                             float(expected[i]),
-                                            (int(kp[i]), mp, int(kq[i]), mq))
+                                            (int(kp[i]), mp, int(kq[i]), mq), potential)
+            elif potential > best[direction].potential:
+                best[direction].potential = potential
     for direction in (0, 1):
         if best[direction] is not None:
             out.append(best[direction])
@@ -264,13 +270,14 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
 
 
 def search_pair(pair: int, search_a: Encoded, search_b: Encoded, n_certify: int, delta: float,
-                level: float) -> list[Candidate]:
+                level: float, n_final: int | None = None) -> list[Candidate]:
     """Learn on even-indexed search samples, choose thresholds on odd-indexed ones."""
     learn_a, sel_a = search_a.take(slice(0, None, 2)), search_a.take(slice(1, None, 2))
     learn_b, sel_b = search_b.take(slice(0, None, 2)), search_b.take(slice(1, None, 2))
     candidates = []
     for model in learn_models(learn_a, learn_b):
-        candidates += best_events(model, pair, sel_a, sel_b, n_certify, delta, level)
+        candidates += best_events(model, pair, sel_a, sel_b, n_certify, delta, level,
+                                  n_final or n_certify)
     return candidates
 
 

@@ -38,14 +38,25 @@ class Schema:
         return "Python objects (scalars, None, tuples/lists)"
 
 
-@dataclass
 class Encoded:
-    keys: np.ndarray
-    struct: np.ndarray
-    X: np.ndarray
+    """An encoded batch. `keys` may be given lazily as the rows to hash (`key_rows`): certifying
+    chunks whose events do not look at exact outputs then never pay for hashing."""
+
+    def __init__(self, keys, struct, X, key_rows=None):
+        self._keys = keys
+        self._key_rows = key_rows
+        self.struct = struct
+        self.X = X
+
+    @property
+    def keys(self) -> np.ndarray:
+        if self._keys is None:
+            self._keys = row_hash(self._key_rows)
+            self._key_rows = None
+        return self._keys
 
     def __len__(self):
-        return len(self.keys)
+        return len(self.struct)
 
     def column(self, j: int) -> np.ndarray:
         """Numeric coordinate j, NaN where an output has no such coordinate."""
@@ -152,9 +163,25 @@ def _raise_on_nan(nan_mask: np.ndarray, start: int):
             "log(0) or an unset value")
 
 
-def _array_schema(arr: np.ndarray) -> Schema:
+def _array_schema(arr: np.ndarray, prefix: str = "") -> Schema:
     kind = {"f": "float", "i": "int", "u": "int", "b": "bool"}.get(arr.dtype.kind)
-    return Schema("array", kind, tuple(arr.shape[1:]))
+    return Schema("array", prefix + kind, tuple(arr.shape[1:]))
+
+
+def _encode_masked(arr: np.ma.MaskedArray, start: int) -> Encoded:
+    """A masked array is the vectorised form of outputs with ⊥/None entries: masked = absent.
+
+    The mask pattern is the skeleton; the unmasked values are the numeric coordinates, kept at
+    their positions (NaN where masked).
+    """
+    n = arr.shape[0]
+    data = np.asarray(arr.data, dtype=np.float64).reshape(n, -1)
+    mask = np.ma.getmaskarray(arr).reshape(n, -1)
+    _raise_on_nan(np.isnan(data) & ~mask, start)
+    X = np.where(mask, np.nan, data)
+    struct = row_hash(mask)
+    key_rows = np.concatenate([np.where(mask, 0.0, data), mask.astype(np.float64)], axis=1)
+    return Encoded(None, struct, X, key_rows=key_rows)
 
 
 def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[Encoded, Schema]:
@@ -178,6 +205,8 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[En
         raise MechanismOutputError(
             f"asked for size={size} outputs, the mechanism returned {n}; a batched mechanism "
             "must return exactly `size` outputs (first axis = sample)")
+    if isinstance(outputs, np.ma.MaskedArray) and outputs.dtype.kind in "fiub":
+        return _encode_masked(outputs, start), _array_schema(outputs, "masked ")
     if isinstance(outputs, np.ndarray) and outputs.dtype.kind in "fiub":
         arr = outputs
         schema = _array_schema(arr)
@@ -185,9 +214,8 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[En
             _raise_on_nan(np.isnan(arr), start)
         flat = arr.reshape(n, -1)
         X = flat.astype(np.float64, copy=False)
-        keys = row_hash(flat)
         struct = np.zeros(n, dtype=np.int64)
-        return Encoded(keys, struct, X), schema
+        return Encoded(None, struct, X, key_rows=flat), schema
     objs = list(outputs)
     enc = _encode_objects(objs, start)
     return enc, Schema("objects")

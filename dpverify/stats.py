@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 from scipy.special import betaincinv
+from scipy.stats import norm
 
 
 def cp_lower(k, n, level):
@@ -56,17 +57,35 @@ def certified_epsilon(k_p, n_p, k_q, n_q, delta, level):
     return epsilon_bound(cp_lower(k_p, n_p, level), cp_upper(k_q, n_q, level), delta)
 
 
-def expected_certified_epsilon(k_p, m_p, k_q, m_q, n_certify, delta, level, shrink_level=0.16):
+def wilson_bounds(k, n, z):
+    """Wilson score interval (closed form) — a fast stand-in for Clopper–Pearson when PLANNING.
+
+    Used only to rank candidate events on search data; certification always uses cp_lower and
+    cp_upper. Returns (low, high).
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    z2 = z * z
+    centre = (k + z2 / 2) / (n + z2)
+    half = z * np.sqrt(np.maximum(k * (n - k) / n, 0.0) + z2 / 4) / (n + z2)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def expected_certified_epsilon(k_p, m_p, k_q, m_q, n_certify, delta, level, shrink_z=2.0):
     """The bound a fresh sample of size n_certify is expected to certify for an event seen
     k_p/m_p and k_q/m_q times on the search sample.
 
-    The search rates are first shrunk one standard error towards the unfavourable side (CP at
-    `shrink_level`), so events resting on a handful of search hits are not preferred by luck.
-    Used only to choose events on search data; never to certify.
+    The search rates are first shrunk `shrink_z` standard errors towards the unfavourable side,
+    so that among thousands of candidate events the ones resting on a handful of lucky search
+    hits are not preferred (the winner's curse). Then the certifying bound at `level` is
+    approximated with Wilson intervals. Used only to choose events on search data.
     """
-    p = cp_lower(k_p, m_p, shrink_level)
-    q = cp_upper(k_q, m_q, shrink_level)
-    return certified_epsilon(p * n_certify, n_certify, q * n_certify, n_certify, delta, level)
+    p = wilson_bounds(k_p, m_p, shrink_z)[0]
+    q = wilson_bounds(k_q, m_q, shrink_z)[1]
+    z = float(norm.isf(level))
+    p_low = wilson_bounds(p * n_certify, n_certify, z)[0]
+    q_high = wilson_bounds(q * n_certify, n_certify, z)[1]
+    return epsilon_bound(p_low, q_high, delta)
 
 
 def stage_alphas(alpha: float, n_stages: int) -> list[float]:
