@@ -1,0 +1,84 @@
+"""The engine against the zoo: known true ε, known broken and correct mechanisms.
+
+False-alarm rate: every audit here runs at confidence 0.95, so each correct mechanism has at
+most a 5% chance of being flagged for a random seed; the seeds are fixed, so the suite is
+deterministic. The rate itself is tested on 200 + 200 seeds below.
+"""
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+import dpverify
+from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
+from mechanisms_under_test.basic import make_laplace, make_randomized_response
+
+BROKEN_AT_0_1 = ["svt3", "svt4", "svt5", "svt6", "rnm3", "rnm4", "noisy_hist2"]
+
+
+@pytest.fixture(scope="module")
+def zoo_results():
+    return {}
+
+
+def audited(cache, name):
+    if name not in cache:
+        cache[name] = dpverify.audit(ZOO[name], seed=0, n_jobs=2)
+    return cache[name]
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_mechanisms_pass_and_stay_below_their_true_epsilon(zoo_results, name):
+    res = audited(zoo_results, name)
+    assert res.verdict == "pass", res.summary()
+    assert res.epsilon_lower_bound <= TRUE_EPSILON[name]
+
+
+@pytest.mark.parametrize("name", BROKEN_AT_0_1)
+def test_broken_mechanisms_are_flagged_at_claimed_0_1(zoo_results, name):
+    res = audited(zoo_results, name)
+    assert ZOO[name].epsilon == 0.1
+    assert res.verdict == "violation", res.summary()
+    assert 0.1 < res.epsilon_lower_bound <= TRUE_EPSILON[name]
+    w = res.witness
+    assert w.count_D / w.samples_D > w.count_D_prime / w.samples_D_prime
+
+
+@pytest.mark.parametrize("name", ["svt5", "noisy_hist2"])
+def test_gross_violations_stop_early(zoo_results, name):
+    res = audited(zoo_results, name)
+    assert res.samples_per_side <= 100_000
+
+
+def test_tightness_laplace_epsilon_1():
+    res = dpverify.audit(make_laplace(1.0), seed=0, n_jobs=2)
+    assert res.verdict == "pass"
+    assert 0.95 <= res.epsilon_lower_bound <= 1.0
+
+
+def test_tightness_randomized_response_epsilon_1():
+    res = dpverify.audit(make_randomized_response(1.0), seed=0, n_jobs=2)
+    assert res.verdict == "pass"
+    assert 0.95 <= res.epsilon_lower_bound <= 1.0
+
+
+@pytest.mark.parametrize("make", [make_laplace, make_randomized_response])
+def test_false_alarm_rate_on_exactly_tight_mechanisms(make):
+    """200 seeds of a mechanism claimed at exactly its true ε = 1. Each audit may raise a false
+    alarm with probability ≤ 0.05, so the count must stay within Binomial(200, 0.05)'s 99th
+    percentile (a correct engine fails this test with probability < 1%)."""
+    mech = make(1.0)
+    runs, confidence = 200, 0.95
+    alarms = sum(dpverify.audit(mech, seed=s, samples=1 << 12, n_jobs=1,
+                                confidence=confidence).verdict == "violation"
+                 for s in range(runs))
+    assert alarms <= binom.ppf(0.99, runs, 1 - confidence)
+
+
+def test_a_mechanism_claimed_below_its_true_epsilon_is_caught_at_small_budget():
+    # The counterpart of the false-alarm test: the same audits do see a real 25% violation.
+    mech = make_laplace(1.0)
+    caught = sum(dpverify.audit(mech, epsilon=0.8, seed=s, samples=1 << 14, n_jobs=1).verdict
+                 == "violation" for s in range(20))
+    assert caught >= 15
