@@ -95,19 +95,27 @@ class BinnedLikelihoodRatio(ScoreModel):
     kind: str = "binned likelihood ratio"
 
     def score(self, enc):
-        out = np.zeros(len(enc))
-        pos = np.minimum(np.searchsorted(self.skeletons, enc.struct), len(self.skeletons) - 1)
-        found = self.skeletons[pos] == enc.struct
-        out[found] = self.skeleton_ratio[pos[found]]
+        if len(self.skeletons) == 1:  # fixed-shape outputs: no per-skeleton lookups needed
+            found = enc.struct == self.skeletons[0]
+            pos = np.zeros(len(enc), dtype=np.int64)
+            out = np.where(found, self.skeleton_ratio[0], 0.0)
+        else:
+            out = np.zeros(len(enc))
+            pos = np.minimum(np.searchsorted(self.skeletons, enc.struct), len(self.skeletons) - 1)
+            found = self.skeletons[pos] == enc.struct
+            out[found] = self.skeleton_ratio[pos[found]]
         for s, tables in enumerate(self.coordinate_tables):
-            rows = np.flatnonzero(found & (pos == s))
-            if rows.size == 0:
+            if not tables:
+                continue
+            mine = found & (pos == s)
+            rows = slice(None) if mine.all() else np.flatnonzero(mine)  # slices avoid copies
+            if not isinstance(rows, slice) and rows.size == 0:
                 continue
             for j, edges, ratio in tables:
                 x = enc.column(j)[rows]
-                ok = ~np.isnan(x)
-                bins = np.searchsorted(edges, x[ok], side="right")
-                out[rows[ok]] += ratio[bins]
+                # NaN (absent) sorts past the last edge; its contribution is zeroed
+                contribution = ratio[np.searchsorted(edges, x, side="right")]
+                out[rows] += np.where(np.isnan(x), 0.0, contribution)
         return out
 
     def describe(self, sign, threshold):
@@ -174,12 +182,19 @@ def learn_binned_ratio(a: Encoded, b: Encoded) -> BinnedLikelihoodRatio | None:
     return BinnedLikelihoodRatio(skeletons, sk_ratio, tables)
 
 
+def _outputs_repeat(a: Encoded, b: Encoded, probe: int = 4096) -> bool:
+    """Discrete enough for a per-output ratio: at most a quarter of the outputs are distinct
+    (checked on a probe first, so continuous outputs are never hashed in full)."""
+    head = np.concatenate([a.take(slice(0, probe)).keys, b.take(slice(0, probe)).keys])
+    if len(np.unique(head)) > len(head) / 4:
+        return False
+    return len(np.unique(np.concatenate([a.keys, b.keys]))) <= (len(a) + len(b)) / 4
+
+
 def learn_models(a: Encoded, b: Encoded) -> list[ScoreModel]:
     """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D'))."""
     models: list[ScoreModel] = []
-    n = len(a) + len(b)
-    n_distinct = len(np.unique(np.concatenate([a.keys, b.keys])))
-    if n_distinct <= n / 4:
+    if _outputs_repeat(a, b):
         models.append(learn_key_ratio(a, b))
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
     for j in range(d):
@@ -193,18 +208,24 @@ def learn_models(a: Encoded, b: Encoded) -> list[ScoreModel]:
     return models
 
 
-def _candidate_thresholds(values: np.ndarray) -> np.ndarray:
-    """Distinct finite values, or a grid of quantiles dense in both tails when there are many."""
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return finite
-    uniq = np.unique(finite)
-    if len(uniq) <= 4096:
-        return uniq
-    m = len(finite)
-    tail = np.geomspace(1.0 / m, 0.5, 256)
-    levels = np.unique(np.concatenate([tail, np.linspace(0, 1, 513), 1 - tail]))
-    return np.unique(np.quantile(finite, levels, method="inverted_cdf"))
+def _candidate_thresholds(sorted_a: np.ndarray, sorted_b: np.ndarray) -> np.ndarray:
+    """Thresholds to try: every distinct finite value when there are few, else each sample's
+    order statistics on a grid that is dense in both tails (where the large ratios live)."""
+    parts = []
+    for v in (sorted_a, sorted_b):
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            continue
+        m = v.size
+        if m <= 4096:
+            parts.append(v)
+            continue
+        tail = np.geomspace(1.0, m / 2, 256)
+        idx = np.concatenate([tail, np.linspace(0, m - 1, 513), m - 1 - tail])
+        parts.append(v[np.clip(idx.astype(np.int64), 0, m - 1)])
+    if not parts:
+        return np.empty(0)
+    return np.unique(np.concatenate(parts))
 
 
 def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -244,13 +265,13 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
     out = []
     best = {0: None, 1: None}
     for sign in (1, -1):
-        va = np.where(np.isnan(s_a), -np.inf, sign * s_a)
-        vb = np.where(np.isnan(s_b), -np.inf, sign * s_b)
-        thresholds = _candidate_thresholds(np.concatenate([va, vb]))
+        va = np.sort(np.where(np.isnan(s_a), -np.inf, sign * s_a))
+        vb = np.sort(np.where(np.isnan(s_b), -np.inf, sign * s_b))
+        thresholds = _candidate_thresholds(va, vb)
         if thresholds.size == 0:
             continue
-        ka = count_at_least(np.sort(va), thresholds)
-        kb = count_at_least(np.sort(vb), thresholds)
+        ka = count_at_least(va, thresholds)
+        kb = count_at_least(vb, thresholds)
         for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
                                                         (kb, len(vb), ka, len(va))]):
             expected = expected_certified_epsilon(kp, mp, kq, mq, n_certify, delta, level)

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .errors import DpVerifyError, TargetError
+from .errors import DpVerifyError, InvalidClaimError, TargetError
+from .mechanism import validate_claim
 from .loading import resolve_target
 
 EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
@@ -56,6 +57,10 @@ def run_audit(args) -> int:
     from .engine import audit
     from .report import write_report
 
+    if args.epsilon is not None or args.delta is not None:  # usage errors before any work
+        validate_claim(args.epsilon if args.epsilon is not None else 1.0, args.delta or 0.0)
+    if not 0.0 < args.confidence < 1.0:
+        raise InvalidClaimError(f"--confidence must be in (0, 1), got {args.confidence}")
     mechanisms = []
     for target in args.targets:
         try:

@@ -69,11 +69,16 @@ class Encoded:
         d = max(p.X.shape[1] for p in parts)
         Xs = [np.pad(p.X, ((0, 0), (0, d - p.X.shape[1])), constant_values=np.nan)
               if p.X.shape[1] < d else p.X for p in parts]
-        return Encoded(np.concatenate([p.keys for p in parts]),
-                       np.concatenate([p.struct for p in parts]), np.concatenate(Xs))
+        struct = np.concatenate([p.struct for p in parts])
+        if all(p._keys is None for p in parts):  # same schema: key rows share one width
+            return Encoded(None, struct, np.concatenate(Xs),
+                           key_rows=np.concatenate([p._key_rows for p in parts]))
+        return Encoded(np.concatenate([p.keys for p in parts]), struct, np.concatenate(Xs))
 
     def take(self, idx) -> "Encoded":
-        return Encoded(self.keys[idx], self.struct[idx], self.X[idx])
+        if self._keys is None:
+            return Encoded(None, self.struct[idx], self.X[idx], key_rows=self._key_rows[idx])
+        return Encoded(self._keys[idx], self.struct[idx], self.X[idx])
 
 
 def row_hash(rows: np.ndarray) -> np.ndarray:

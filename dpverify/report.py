@@ -39,8 +39,8 @@ def markdown(document: dict) -> str:
                       f"P[M(D') ∈ S] ≤ {_fmt(w['q_upper'])}",
                       f"- plug-in ε estimate on this event: {_fmt(w['epsilon_estimate'])}"]
             if w["support_mismatch"]:
-                lines.append("- support mismatch: the event never occurred under D'; ε is "
-                             "likely infinite")
+                lines.append("- support mismatch: the event never occurred under D'; the bound "
+                             "is limited by the sample size and ε may be infinite")
         if r["verdict"] == "pass":
             lines.append(f"- resolution: a true ε of about {_fmt(r['resolution'])} on this "
                          "event would have been caught half the time")

@@ -50,7 +50,7 @@ class Witness:
     epsilon_lower_bound: float
     epsilon_estimate: float  # plug-in ln((p̂ − δ)/q̂), not a bound
     stage: int
-    support_mismatch: bool   # many hits under D, none under D': ε is likely infinite
+    support_mismatch: bool   # many hits under D, none under D': ε may be infinite
 
     @property
     def rate_D(self) -> float:
@@ -122,7 +122,8 @@ class AuditResult:
             lines.append(f"           event {w.event}")
             lines.append(f"           counts {w.count_D}/{w.samples_D} under D vs "
                          f"{w.count_D_prime}/{w.samples_D_prime} under D'"
-                         + ("  [support mismatch: never seen under D', ε is likely infinite]"
+                         + ("  [support mismatch: never seen under D'; the bound is limited by the sample "
+                            "size and ε may be infinite]"
                             if w.support_mismatch else ""))
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}")
         return "\n".join(lines)

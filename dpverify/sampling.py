@@ -98,7 +98,7 @@ class Sampler:
         self.mech = mech
         self.inputs = inputs  # inputs[pair][side]
         self.root_seed = int(root_seed)
-        self.chunk_size = chunk_size or (1 << 16 if mech.batched else 1 << 12)
+        self.chunk_size = chunk_size or (1 << 18 if mech.batched else 1 << 12)
         self.schema: Schema | None = None
         self.runs = np.zeros((len(inputs), 2), dtype=np.int64)
         self._parallel = Parallel(n_jobs=n_jobs, backend=backend)

@@ -1,0 +1,102 @@
+"""The `dpverify audit` command: verdict lines, exit codes 0/1/2, the --json layout."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dpverify.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MECHS = textwrap.dedent('''
+    import numpy as np
+    import dpverify
+
+    @dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
+    def good_laplace(data, rng, size):
+        return data + rng.laplace(0, 1.0, size)
+
+    @dpverify.mechanism(epsilon=0.2, pairs=[(0.0, 1.0)])
+    def bad_laplace(data, rng, size):
+        return data + rng.laplace(0, 1.0, size)
+
+    @dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
+    def crashes(data, rng, size):
+        raise RuntimeError("division by zero in the noise")
+''')
+
+
+@pytest.fixture
+def mech_file(tmp_path):
+    path = tmp_path / "mechs.py"
+    path.write_text(MECHS)
+    return path
+
+
+def test_pass_exits_0(mech_file, capsys):
+    assert main(["audit", f"{mech_file}:good_laplace", "--samples", "4096", "--jobs", "1"]) == 0
+    assert "pass" in capsys.readouterr().out
+
+
+def test_violation_exits_1_and_json_has_the_documented_layout(mech_file, tmp_path, capsys):
+    out = tmp_path / "out" / "result.json"
+    code = main(["audit", f"{mech_file}:good_laplace", f"{mech_file}:bad_laplace",
+                 "--samples", "4096", "--jobs", "1", "--json", str(out)])
+    assert code == 1
+    assert "VIOLATION  bad_laplace" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert set(doc) == {"results", "meta"}
+    by_name = {r["mechanism"]: r for r in doc["results"]}
+    bad = by_name["bad_laplace"]
+    assert {"mechanism", "verdict", "claimed", "epsilon_lower_bound", "confidence", "samples",
+            "seconds", "witness"} <= set(bad)
+    assert bad["verdict"] == "violation" and bad["claimed"] == {"epsilon": 0.2, "delta": 0.0}
+    assert 0.2 < bad["epsilon_lower_bound"] <= 1.0
+    assert {"D", "D_prime", "event", "count_D", "count_D_prime"} <= set(bad["witness"])
+    assert by_name["good_laplace"]["verdict"] == "pass"
+
+
+def test_flags_override_the_declared_claim(mech_file):
+    assert main(["audit", f"{mech_file}:good_laplace", "--epsilon", "0.3", "--samples", "4096",
+                 "--jobs", "1"]) == 1
+
+
+def test_mechanism_that_cannot_run_exits_2_naming_it(mech_file, capsys):
+    code = main(["audit", str(mech_file), "--samples", "4096", "--jobs", "1"])
+    assert code == 2  # one mechanism crashed: 2 wins over 1
+    err = capsys.readouterr().err
+    assert "crashes" in err and "RuntimeError" in err and "input 0.0" in err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["audit", "no/such/file.py"], "no such file"),
+    (["audit", "json:dumps"], "must accept (data, rng)"),
+    (["audit", "json:dumps", "--epsilon", "0"], "epsilon must be > 0"),
+    (["audit", "json:dumps", "--confidence", "1.5"], "confidence must be in (0, 1)"),
+    (["audit", "json"], "holds no @dpverify.mechanism"),
+    (["audit", "json:no_such_name"], "no attribute"),
+])
+def test_usage_errors_exit_2(args, message, capsys):
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_flag_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["audit", "x.py", "--samples", "many"])
+    assert exc.value.code == 2
+
+
+def test_console_script_on_a_bundled_mechanism(tmp_path):
+    report = tmp_path / "report"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpverify", "audit",
+         str(ROOT / "mechanisms_under_test" / "histogram.py") + ":noisy_hist2",
+         "--report", str(report)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "VIOLATION  noisy_hist2" in proc.stdout
+    assert "noisy_hist2: violation" in (report / "report.md").read_text()
+    assert json.loads((report / "result.json").read_text())["results"][0]["verdict"] == "violation"
