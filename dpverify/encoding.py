@@ -219,7 +219,7 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[En
             _raise_on_nan(np.isnan(arr), start)
         flat = arr.reshape(n, -1)
         X = flat.astype(np.float64, copy=False)
-        struct = np.zeros(n, dtype=np.int64)
+        struct = np.broadcast_to(np.int64(0), (n,))  # one skeleton: a read-only view, no copy
         return Encoded(None, struct, X, key_rows=flat), schema
     objs = list(outputs)
     enc = _encode_objects(objs, start)

@@ -8,11 +8,14 @@ Statistical design (theory.md §2), stated once:
   evenly over the two Clopper–Pearson bounds. By the union bound the chance that ANY reported
   bound exceeds the true ε — i.e. the false-alarm rate on a correct mechanism — is ≤ α.
 - The first stage whose bound exceeds the claim stops the audit (gross bugs fail fast).
+- Search stops growing once the best event's log-ratio is known to ±0.01 on the search sample;
+  later stages then certify the same events on their own fresh samples.
 """
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +36,7 @@ SEARCH_CAP = 1 << 19
 SEARCH_MEMORY_BYTES = 384 << 20
 PRUNE_AFTER_STAGE = 5   # from then on only the most promising pairs get more search samples
 ACTIVE_PAIRS = 2
+SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
 
 
@@ -72,6 +76,45 @@ def _witness(pairs, cand: Candidate, k_p, k_q, n, delta, level, stage) -> Witnes
         epsilon_lower_bound=float(certified_epsilon(k_p, n, k_q, n, delta, level)),
         epsilon_estimate=plug_in_epsilon(k_p, n, k_q, n, delta), stage=stage,
         support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS))
+
+
+@dataclass
+class _Chosen:
+    events: list        # the K events this stage certifies
+    candidates: list    # every candidate, best first (for pruning pairs)
+
+
+def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K):
+    """Draw more search samples for the active pairs, learn attacks, rank candidate events."""
+    # search sample: more for every active pair, up to a memory-bounded cap
+    row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
+    cap = min(SEARCH_CAP, SEARCH_MEMORY_BYTES // (row_bytes * 2 * len(active)))
+    tasks = [t for p in active for s in (0, 1)
+             for t in split_into_chunks(int(min(n_j, max(cap - kept[p], 0))), sampler.chunk_size,
+                                        pair=p, side=s, stage=j, purpose=SEARCH)]
+    for task, enc in zip(tasks, sampler.run(tasks)):
+        # float32 halves the memory; an event is whatever the chosen rule selects, so
+        # rounding while searching cannot affect soundness
+        enc.X = enc.X.astype(np.float32)
+        search[task.pair, task.side].append(enc)
+        kept[task.pair] += task.size if task.side == 0 else 0
+    # attack: candidate events from search data only
+    candidates: list[Candidate] = []
+    for p in active:
+        a = Encoded.concat(search[p, 0])
+        b = Encoded.concat(search[p, 1])
+        candidates += search_pair(p, a, b, n_j, delta, level, n_final)
+    candidates.sort(key=lambda c: -c.expected_epsilon)
+    return _Chosen(candidates[:K], candidates)
+
+
+def _precise_enough(best: Candidate) -> bool:
+    """Stop searching when the best event is informative (expected bound > 0) and its log-ratio
+    is known to ±SEARCH_PRECISION (one standard error, sqrt(1/k_p + 1/k_q), on the selection
+    half of the search sample)."""
+    k_p, _, k_q, _ = best.search_counts
+    return (best.expected_epsilon > 0 and k_p > 0 and k_q > 0
+            and math.sqrt(1 / k_p + 1 / k_q) <= SEARCH_PRECISION)
 
 
 def _most_promising_pairs(candidates: list[Candidate], how_many: int) -> list[int]:
@@ -126,38 +169,25 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     stages: list[StageSummary] = []
     best: Witness | None = None
     active = list(range(len(pair_list)))
+    frozen = False
     kept = np.zeros(len(pair_list), dtype=np.int64)
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend) as sampler:
         for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
             level = alpha_j / (2 * K)
-            # 1. search sample: more for every active pair, up to a memory-bounded cap
-            row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
-            cap = min(SEARCH_CAP, SEARCH_MEMORY_BYTES // (row_bytes * 2 * len(active)))
-            tasks = [t for p in active for s in (0, 1)
-                     for t in split_into_chunks(int(min(n_j, max(cap - kept[p], 0))),
-                                                sampler.chunk_size, pair=p, side=s, stage=j,
-                                                purpose=SEARCH)]
-            for task, enc in zip(tasks, sampler.run(tasks)):
-                # float32 halves the memory; an event is whatever the chosen rule selects, so
-                # rounding while searching cannot affect soundness
-                enc.X = enc.X.astype(np.float32)
-                search[task.pair, task.side].append(enc)
-                kept[task.pair] += task.size if task.side == 0 else 0
-            # 2. attack: candidate events from search data only
-            candidates: list[Candidate] = []
-            for p in active:
-                a = Encoded.concat(search[p, 0])
-                b = Encoded.concat(search[p, 1])
-                candidates += search_pair(p, a, b, n_j, dlt, level, sizes[-1])
-            candidates.sort(key=lambda c: -c.expected_epsilon)
-            if j >= PRUNE_AFTER_STAGE:
-                active = _most_promising_pairs(candidates, ACTIVE_PAIRS) or active
-                for p in set(range(len(pair_list))) - set(active):
-                    search[p, 0], search[p, 1] = [], []
-            chosen = candidates[:K]
+            if not frozen:
+                chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
+                                       level, K)
+                if j >= PRUNE_AFTER_STAGE:
+                    active = _most_promising_pairs(chosen.candidates, ACTIVE_PAIRS) or active
+                    for p in set(range(len(pair_list))) - set(active):
+                        search[p, 0], search[p, 1] = [], []
+                frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
+                          and _precise_enough(chosen.events[0]))
+            # 2b. once the best event's ratio is known to ±SEARCH_PRECISION, later stages
+            # certify the same events on their own fresh samples (no more search cost)
             # 3. certify on fresh samples
             by_pair: dict = {}
-            for c in chosen:
+            for c in chosen.events:
                 by_pair.setdefault(c.pair, []).append(c)
             evaluators = {p: PairEvaluator(cs) for p, cs in by_pair.items()}
             tasks = [t for p in by_pair for s in (0, 1)
@@ -176,7 +206,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     stage_best = max(stage_best, w.epsilon_lower_bound)
                     if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
                         best = w
-            stages.append(StageSummary(j, n_j, alpha_j, len(chosen), stage_best))
+            stages.append(StageSummary(j, n_j, alpha_j, len(chosen.events), stage_best))
             if best is not None and best.epsilon_lower_bound > eps:
                 break
         runs = sampler.runs

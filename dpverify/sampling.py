@@ -101,6 +101,10 @@ class Sampler:
         self.chunk_size = chunk_size or (1 << 18 if mech.batched else 1 << 12)
         self.schema: Schema | None = None
         self.runs = np.zeros((len(inputs), 2), dtype=np.int64)
+        if backend is None:
+            # numpy releases the GIL while it draws, so threads parallelise batched mechanisms
+            # without pickling; scalar mechanisms are Python loops and need processes.
+            backend = "threading" if mech.batched else "loky"
         self._parallel = Parallel(n_jobs=n_jobs, backend=backend)
         self._n_jobs = n_jobs
 
