@@ -183,9 +183,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                         search[p, 0], search[p, 1] = [], []
                 frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
                           and _precise_enough(chosen.events[0]))
-            # 2b. once the best event's ratio is known to ±SEARCH_PRECISION, later stages
-            # certify the same events on their own fresh samples (no more search cost)
-            # 3. certify on fresh samples
+            # Certify on fresh samples. Once search is frozen (the best event's ratio known to
+            # ±SEARCH_PRECISION) later stages re-certify the same events on their own samples.
             by_pair: dict = {}
             for c in chosen.events:
                 by_pair.setdefault(c.pair, []).append(c)
