@@ -12,21 +12,22 @@ from typing import Any
 import numpy as np
 
 
-def _jsonable(value: Any):
+def jsonable(value: Any):
+    """Make a value strict-JSON ready: ±inf → "inf"/"-inf", NaN → None, numpy → Python."""
     if isinstance(value, float) and math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
+        return [jsonable(v) for v in value.tolist()]
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating,)):
-        return _jsonable(float(value))
+        return jsonable(float(value))
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     return value
 
 
@@ -64,7 +65,7 @@ class Witness:
         d = asdict(self)
         d["rate_D"] = self.rate_D
         d["rate_D_prime"] = self.rate_D_prime
-        return _jsonable(d)
+        return jsonable(d)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class AuditResult:
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
-        return _jsonable({
+        return jsonable({
             "mechanism": self.mechanism,
             "verdict": self.verdict,
             "claimed": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},

@@ -45,6 +45,8 @@ from pathlib import Path
 import numpy as np
 
 import dpverify
+from dpverify.result import jsonable
+from _machine import cpu_model, package_version
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
 
 
@@ -52,23 +54,6 @@ from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
 # helpers
 # ---------------------------------------------------------------------------------------------
 
-def jsonable(value):
-    """Make a value strict-JSON ready: ±inf -> "inf"/"-inf", NaN -> None, numpy -> Python."""
-    if isinstance(value, (np.floating,)):
-        value = float(value)
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if math.isnan(value):
-            return None
-        return value
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value
 
 
 def fmt_eps(x) -> str:
@@ -87,23 +72,8 @@ def fmt_int(n) -> str:
     return "—" if n is None else f"{int(n):,}"
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
-def package_version(name: str) -> str | None:
-    try:
-        from importlib.metadata import version
-        return version(name)
-    except Exception:
-        return None
 
 
 def machine_info() -> dict:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import math
 import os
 import platform
 import sys
@@ -51,6 +50,8 @@ from pathlib import Path
 import numpy as np
 
 import dpverify
+from dpverify.result import jsonable
+from _machine import cpu_model, load_average, package_version
 from mechanisms_under_test.basic import make_laplace
 
 TARGET_RATIO = 1.5
@@ -58,46 +59,12 @@ NUMPY_CHUNK = 1 << 20
 JOBS = (1, 2)
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
-def package_version(name: str):
-    try:
-        from importlib.metadata import version
-        return version(name)
-    except Exception:
-        return None
 
 
-def load_average():
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except (OSError, AttributeError):
-        return None
 
 
-def jsonable(value):
-    if isinstance(value, np.floating):
-        value = float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return None if math.isnan(value) else value
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value
 
 
 def time_numpy(total: int, seed: int = 12345, data: float = 0.0) -> float:

@@ -3,7 +3,6 @@ import json
 import math
 
 import numpy as np
-import pytest
 
 import dpverify
 from dpverify.pairs import all_differ, one_differ

@@ -4,9 +4,7 @@ False-alarm rate: every audit here runs at confidence 0.95, so each correct mech
 most a 5% chance of being flagged for a random seed; the seeds are fixed, so the suite is
 deterministic. The rate itself is tested on 200 + 200 seeds below.
 """
-import math
 
-import numpy as np
 import pytest
 from scipy.stats import binom
 
