@@ -48,13 +48,16 @@ def _module(spec: str):
 
 
 def mechanisms_in(module) -> list[Mechanism]:
-    """Every @dpverify.mechanism defined at the top level of a module, in definition order."""
+    """The @dpverify.mechanism objects at the top level of a module, in definition order: those
+    whose function was defined in this module, or, when there are none such (a file that only
+    builds mechanisms with a factory from elsewhere), every one it holds."""
     seen, found = set(), []
     for value in vars(module).values():
         if isinstance(value, Mechanism) and id(value) not in seen:
             seen.add(id(value))
             found.append(value)
-    return found
+    own = [m for m in found if getattr(m.fn, "__module__", None) == module.__name__]
+    return own or found
 
 
 def resolve_target(target: str) -> list[Mechanism]:

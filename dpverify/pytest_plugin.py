@@ -1,0 +1,267 @@
+"""pytest plugin: DP audits where mechanism code is already tested.
+
+Registered under the ``pytest11`` entry point, so any project that installs dpverify has:
+
+- the fixture ``dp_audit(mechanism, pairs=..., epsilon=..., delta=..., **options)`` returning the
+  `AuditResult` and raising `dpverify.PrivacyViolation` (an AssertionError) on a violation;
+- the marker ``@pytest.mark.dp(epsilon=, delta=, pairs=)``, giving the claim to ``dp_audit``;
+- collection: ``pytest --dpverify PATH`` (repeatable) or the ini option ``dpverify_paths`` turns
+  every ``@dpverify.mechanism`` in those files into a test item named after it;
+- options ``--dpverify-profile {fast,ci}`` (``ci`` when the CI environment variable is set),
+  ``--dpverify-seed`` (an integer, or ``random``), ``--dpverify-samples``,
+  ``--dpverify-confidence``, ``--dpverify-jobs`` and ``--dpverify-budget``.
+
+Flake control. Audits are seeded (default seed 0, each test gets its own seed derived from it and
+its node id), so a run is deterministic. The session budget B (default 0.05) bounds the chance
+that a mechanism meeting its claim fails ANYWHERE in the session, for any seed: each of the N
+DP tests collected gets B/N, and the k-th audit inside one test spends (B/N)/2^k, so the
+confidences used add up to at most B (union bound). An explicit ``--dpverify-confidence`` or
+``confidence=`` replaces that split for the audits it applies to.
+"""
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from .errors import DpVerifyError, PrivacyViolation
+from .loading import _module_from_path, mechanisms_in
+from .mechanism import Mechanism
+
+PROFILES = {
+    # certifying samples per input at the last stage; None = the engine default (2^22 batched)
+    "fast": {"samples": 1 << 20},
+    "ci": {"samples": None},
+}
+DEFAULT_BUDGET = 0.05
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("dpverify", "differential-privacy audits (dpverify)")
+    group.addoption("--dpverify", action="append", default=[], metavar="PATH",
+                    dest="dpverify_paths",
+                    help="collect every @dpverify.mechanism in PATH (file or folder) as a test; "
+                         "repeatable")
+    group.addoption("--dpverify-profile", choices=sorted(PROFILES), default=None,
+                    help="sample budget: fast (2^20 certifying samples per input) or ci (2^22); "
+                         "default ci when the CI environment variable is set, else fast")
+    group.addoption("--dpverify-seed", default="0",
+                    help="root seed of all audits (an integer, or 'random': drawn and printed)")
+    group.addoption("--dpverify-samples", type=int, default=None,
+                    help="certifying samples per input at the last stage (overrides the profile)")
+    group.addoption("--dpverify-confidence", type=float, default=None,
+                    help="confidence of every audit (overrides the session budget split)")
+    group.addoption("--dpverify-jobs", type=int, default=-1, help="parallel workers per audit")
+    group.addoption("--dpverify-budget", type=float, default=DEFAULT_BUDGET,
+                    help="chance that a correct mechanism fails anywhere in the session "
+                         f"(default {DEFAULT_BUDGET})")
+    parser.addini("dpverify_paths", type="paths", default=[],
+                  help="files or folders whose @dpverify.mechanism functions become tests")
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+class _Settings:
+    """The session's resolved options, kept on the config object."""
+
+    def __init__(self, config):
+        opt = config.option
+        self.profile = opt.dpverify_profile or ("ci" if _in_ci() else "fast")
+        if opt.dpverify_seed == "random":
+            self.seed = random.SystemRandom().randrange(2**31)
+            self.seed_was_random = True
+        else:
+            try:
+                self.seed = int(opt.dpverify_seed)
+            except ValueError:
+                raise pytest.UsageError("--dpverify-seed takes an integer or 'random'") from None
+            self.seed_was_random = False
+        self.samples = (opt.dpverify_samples if opt.dpverify_samples is not None
+                        else PROFILES[self.profile]["samples"])
+        self.confidence = opt.dpverify_confidence
+        self.jobs = opt.dpverify_jobs
+        self.budget = opt.dpverify_budget
+        if not 0 < self.budget < 1:
+            raise pytest.UsageError("--dpverify-budget must be in (0, 1)")
+        if self.confidence is not None and not 0 < self.confidence < 1:
+            raise pytest.UsageError("--dpverify-confidence must be in (0, 1)")
+        self.paths = [Path(p).resolve() for p in opt.dpverify_paths]
+        self.paths += [Path(p).resolve() for p in config.getini("dpverify_paths")]
+        self.n_tests = 1  # DP tests in the session; set after collection
+
+    def item_seed(self, nodeid: str) -> int:
+        """A per-test seed from the session seed and the node id (stable across runs)."""
+        state = np.random.SeedSequence([self.seed, zlib.crc32(nodeid.encode())])
+        return int(state.generate_state(1)[0] & 0x7FFFFFFF)
+
+    def confidence_for(self, call_index: int) -> float:
+        """Confidence of the call_index-th (1-based) audit of one test under the session budget."""
+        if self.confidence is not None:
+            return self.confidence
+        return 1.0 - self.budget / self.n_tests / 2.0 ** call_index
+
+    def options_line(self) -> str:
+        return (f"profile {self.profile}, seed {self.seed}"
+                f"{' (random)' if self.seed_was_random else ''}, session false-alarm budget "
+                f"{self.budget:g}")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "dp(epsilon, delta=0, pairs=None): the privacy claim dp_audit checks")
+    settings = _Settings(config)
+    config._dpverify = settings
+    # make sure pytest visits the mechanism paths even when they are not among its arguments
+    if settings.paths:
+        current = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+        for path in settings.paths:
+            if not path.exists():
+                raise pytest.UsageError(f"--dpverify path does not exist: {path}")
+            if not any(path == c or c in path.parents for c in current):
+                config.args.append(str(path))
+
+
+def pytest_report_header(config):
+    return f"dpverify: {config._dpverify.options_line()}"
+
+
+def _is_dp_test(item) -> bool:
+    return isinstance(item, MechanismItem) or "dp_audit" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(session, config, items):
+    config._dpverify.n_tests = max(1, sum(_is_dp_test(i) for i in items))
+
+
+def _under(path: Path, roots) -> bool:
+    path = path.resolve()
+    return any(path == r or r in path.parents for r in roots)
+
+
+def pytest_collect_file(file_path, parent):
+    settings = parent.config._dpverify
+    if file_path.suffix != ".py" or not settings.paths or not _under(file_path, settings.paths):
+        return None
+    named = file_path.resolve() in settings.paths
+    if file_path.name in ("__init__.py", "conftest.py") and not named:
+        return None  # a package's __init__ re-exports its modules' mechanisms
+    return MechanismFile.from_parent(parent, path=file_path)
+
+
+class MechanismFile(pytest.File):
+    """A Python file whose @dpverify.mechanism functions become test items."""
+
+    def collect(self):
+        try:
+            module = _module_from_path(self.path)
+        except DpVerifyError as exc:
+            raise self.CollectError(str(exc)) from None
+        for mech in mechanisms_in(module):
+            yield MechanismItem.from_parent(self, name=mech.name, mechanism=mech)
+
+
+class MechanismItem(pytest.Item):
+    """One mechanism audited against its declared claim."""
+
+    def __init__(self, *, mechanism: Mechanism, **kwargs):
+        super().__init__(**kwargs)
+        self.mechanism = mechanism
+
+    def runtest(self):
+        settings = self.config._dpverify
+        if self.mechanism.epsilon is None:
+            raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
+                                "@dpverify.mechanism(epsilon=..., pairs=...)")
+        run_audit(self, self.mechanism, call_index=1,
+                  reproduce=lambda seed, samples, confidence: _cli_line(
+                      self.path, self.mechanism.name, seed, samples, confidence))
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, (PrivacyViolation, DpVerifyError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"dp audit of {self.mechanism.name}"
+
+
+def _cli_line(path, name, seed, samples, confidence) -> str:
+    cmd = ["dpverify", "audit", f"{os.path.relpath(path)}:{name}", "--seed", str(seed),
+           "--confidence", f"{confidence:.10g}"]
+    if samples is not None:
+        cmd += ["--samples", str(samples)]
+    return shlex.join(cmd)
+
+
+def _pytest_line(nodeid: str, settings, confidence: float) -> str:
+    return shlex.join(["pytest", nodeid, "--dpverify-seed", str(settings.seed),
+                       "--dpverify-profile", settings.profile,
+                       "--dpverify-confidence", f"{confidence:.10g}"])
+
+
+def violation_report(result, reproduce: str) -> str:
+    """The failure text: claim, bound, pair, event, counts and a reproduction command."""
+    w = result.witness
+    lines = [f"dpverify: privacy violation in {result.mechanism}",
+             f"  claimed  (ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})",
+             f"  certified ε ≥ {result.epsilon_lower_bound:.4g} at confidence "
+             f"{result.confidence:.6g}"]
+    if w is not None:
+        lines += [f"  pair     D = {w.D!r}", f"           D' = {w.D_prime!r}",
+                  f"  event    {w.event}",
+                  f"  counts   {w.count_D}/{w.samples_D} under D vs "
+                  f"{w.count_D_prime}/{w.samples_D_prime} under D'"]
+    lines += [f"  runs     {result.samples:,} in {result.seconds:.2f} s",
+              f"  reproduce: {reproduce}"]
+    return "\n".join(lines)
+
+
+def run_audit(node, mechanism, call_index, reproduce, **kwargs):
+    """Audit with the session's settings; raise PrivacyViolation with the evidence."""
+    from .engine import audit
+
+    __tracebackhide__ = True
+    settings = node.config._dpverify
+    seed = kwargs.pop("seed", settings.item_seed(node.nodeid) + call_index - 1)
+    samples = kwargs.pop("samples", settings.samples)
+    confidence = kwargs.pop("confidence", settings.confidence_for(call_index))
+    n_jobs = kwargs.pop("n_jobs", settings.jobs)
+    result = audit(mechanism, seed=seed, samples=samples, confidence=confidence, n_jobs=n_jobs,
+                   **kwargs)
+    if result.verdict == "violation":
+        raise PrivacyViolation(violation_report(result, reproduce(seed, samples, confidence)),
+                               result)
+    return result
+
+
+@pytest.fixture
+def dp_audit(request):
+    """Audit a mechanism; claim from the arguments, else ``@pytest.mark.dp``, else the decorator.
+
+    Returns the AuditResult; raises dpverify.PrivacyViolation when a violation is certified.
+    """
+    marker = request.node.get_closest_marker("dp")
+    claim = dict(marker.kwargs) if marker else {}
+    settings = request.config._dpverify
+    calls = [0]
+
+    def _audit(mechanism, pairs=None, epsilon=None, delta=None, **options):
+        __tracebackhide__ = True
+        calls[0] += 1
+        kwargs = {"pairs": pairs if pairs is not None else claim.get("pairs"),
+                  "epsilon": epsilon if epsilon is not None else claim.get("epsilon"),
+                  "delta": delta if delta is not None else claim.get("delta")}
+        kwargs.update(options)
+        return run_audit(request.node, mechanism, calls[0],
+                         lambda seed, samples, confidence: _pytest_line(
+                             request.node.nodeid, settings, confidence),
+                         **kwargs)
+
+    return _audit
