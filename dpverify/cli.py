@@ -1,4 +1,4 @@
-"""`dpverify audit TARGET...`: a thin shell over `audit()`.
+"""`dpverify audit TARGET...`: a thin shell over `audit()`; `dpverify gate` lives in gate.py.
 
 Exit codes: 0 no violation found, 1 at least one violation, 2 usage error or a mechanism that
 could not be run (2 wins over 1).
@@ -46,6 +46,37 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--jobs", type=int, default=-1, help="parallel workers (default: all cores)")
     a.add_argument("--json", metavar="PATH", help="write results as JSON")
     a.add_argument("--report", metavar="DIR", help="write report.md and result.json to DIR")
+
+    g = sub.add_parser("gate", help="audit, then fail on a violation or on drift from a baseline",
+                       description="CI gate: audit the mechanisms, then exit 1 on any violation, "
+                                   "on a mechanism missing from the baseline, or when a "
+                                   "mechanism's estimated ε drifted from the baseline: "
+                                   "|est − base| > max(tolerance·|base|, 2·(u + u_base)), u the "
+                                   "gap between estimate and certified bound. Exit 2 on usage "
+                                   "errors, an unreadable baseline or a mechanism that cannot run.")
+    g.add_argument("targets", nargs="+", metavar="TARGET",
+                   help="path/to/file.py, path/to/file.py:name, package.module:name, or a "
+                        "directory (its .py files, not recursive)")
+    g.add_argument("--baseline", required=True, metavar="FILE",
+                   help="baseline JSON of estimated ε per mechanism name")
+    g.add_argument("--update-baseline", action="store_true",
+                   help="write the passing mechanisms' results into the baseline (merge)")
+    g.add_argument("--tolerance", type=float, default=0.25, metavar="REL",
+                   help="relative drift allowed on the estimated ε (default 0.25)")
+    g.add_argument("--changed-since", metavar="REF",
+                   help="audit only mechanisms whose source file changed since this git ref "
+                        "(or is untracked)")
+    g.add_argument("--junit", metavar="PATH", help="write JUnit XML, one testcase per mechanism")
+    g.add_argument("--summary", metavar="PATH",
+                   help="append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
+    g.add_argument("--epsilon", type=float, help="override the claimed ε")
+    g.add_argument("--delta", type=float, help="override the claimed δ")
+    g.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of certified bounds (default 0.95)")
+    g.add_argument("--samples", type=int,
+                   help="certifying samples per input at the last stage; use the baseline's")
+    g.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    g.add_argument("--jobs", type=int, default=-1, help="parallel workers (default: all cores)")
     return parser
 
 
@@ -106,6 +137,9 @@ def main(argv=None) -> int:
     try:
         if args.command == "audit":
             return run_audit(args)
+        if args.command == "gate":
+            from .gate import run_gate
+            return run_gate(args)
     except DpVerifyError as exc:
         print(f"dpverify: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
