@@ -175,7 +175,6 @@ class MechanismItem(pytest.Item):
         self.mechanism = mechanism
 
     def runtest(self):
-        settings = self.config._dpverify
         if self.mechanism.epsilon is None:
             raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
                                 "@dpverify.mechanism(epsilon=..., pairs=...)")
