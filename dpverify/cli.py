@@ -1,7 +1,8 @@
 """`dpverify audit TARGET...`: a thin shell over `audit()`; `dpverify gate` lives in gate.py.
 
 Exit codes: 0 no violation found, 1 at least one violation, 2 usage error or a mechanism that
-could not be run (2 wins over 1).
+could not be run (2 wins over 1), 130 interrupted by Ctrl-C (what was certified until then is
+still printed and written to --json).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from .errors import DpVerifyError, InvalidClaimError, TargetError
 from .mechanism import validate_claim
 from .loading import resolve_target
 
-EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--samples", type=int, help="certifying samples per input at the last stage")
     a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     a.add_argument("--jobs", type=int, default=-1, help="parallel workers (default: all cores)")
+    a.add_argument("--backend", choices=["threading", "loky", "dask"],
+                   help="where chunks run (default: threading for batched, loky for scalar "
+                        "mechanisms); dask needs --scheduler")
+    a.add_argument("--scheduler", metavar="ADDRESS",
+                   help="dask scheduler address (tcp://host:8786); implies --backend dask")
+    a.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="stop an audit that runs longer (a hanging mechanism) with an error")
     a.add_argument("--json", metavar="PATH", help="write results as JSON")
     a.add_argument("--report", metavar="DIR", help="write report.md and result.json to DIR")
 
@@ -84,6 +92,18 @@ def _error_entry(name: str, message: str) -> dict:
     return {"mechanism": name, "verdict": "error", "error": message}
 
 
+def _dask_client(address: str):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise DpVerifyError("--scheduler needs dask.distributed: pip install "
+                            "'dask[distributed]'") from None
+    try:
+        return Client(address, timeout="10s")
+    except OSError as exc:
+        raise DpVerifyError(f"cannot reach the dask scheduler at {address}: {exc}") from None
+
+
 def run_audit(args) -> int:
     from .engine import audit
     from .report import write_report
@@ -99,12 +119,14 @@ def run_audit(args) -> int:
         except TargetError as exc:
             print(f"dpverify: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
+    backend = "dask" if args.scheduler else args.backend
+    client = _dask_client(args.scheduler) if args.scheduler else None
     entries, results, code = [], [], EXIT_PASS
     for mech in mechanisms:
         try:
             result = audit(mech, epsilon=args.epsilon, delta=args.delta,
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
-                           n_jobs=args.jobs)
+                           n_jobs=args.jobs, backend=backend, time_limit=args.time_limit)
         except DpVerifyError as exc:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
             entries.append(_error_entry(mech.name, str(exc)))
@@ -115,6 +137,12 @@ def run_audit(args) -> int:
         entries.append(result.as_dict())
         if result.verdict == "violation" and code == EXIT_PASS:
             code = EXIT_VIOLATION
+        if result.interrupted:
+            print("interrupted: the remaining mechanisms were not audited", file=sys.stderr)
+            code = EXIT_INTERRUPTED
+            break
+    if client is not None:
+        client.close()
     document = {"results": entries, "meta": {
         "dpverify": __version__, "python": platform.python_version(), "numpy": np.__version__,
         "command": ["dpverify"] + sys.argv[1:], "seed": args.seed,
@@ -143,6 +171,9 @@ def main(argv=None) -> int:
     except DpVerifyError as exc:
         print(f"dpverify: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("dpverify: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_ERROR
 
 

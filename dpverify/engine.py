@@ -25,6 +25,7 @@ from .encoding import Encoded
 from .errors import InvalidClaimError
 from .mechanism import as_mechanism, validate_claim
 from .result import AuditResult, StageSummary, Witness
+from .progress import Progress
 from .sampling import CERTIFY, SEARCH, Sampler, check_uses_rng, split_into_chunks
 from .stats import certified_epsilon, cp_lower, cp_upper, plug_in_epsilon, stage_alphas
 
@@ -138,12 +139,20 @@ def _resolution(claim: float, witness: Witness | None) -> float:
 
 
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
-          seed=0, n_jobs=-1, backend=None, certify_per_stage=2) -> AuditResult:
+          seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
+          progress=None) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
     certifying sample size per input at the last stage (default 2^22 for batched mechanisms,
     2^17 for scalar ones). The false-alarm rate on a correct mechanism is at most 1 − confidence.
+
+    backend: "threading" (default for batched), "loky" (default for scalar), or "dask" (the
+    current dask.distributed Client); the same seed gives the same result on every backend.
+    time_limit: seconds for the whole audit; past it an AuditTimeoutError names the chunk.
+    progress: a progress line on stderr (default: when stderr is a terminal, not under pytest,
+    shown once the audit has run two seconds).
+    Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
     """
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
@@ -160,10 +169,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     alphas = stage_alphas(1.0 - confidence, len(sizes))
     K = certify_per_stage
 
-    preflight_runs = 0
-    for a, b in pair_list:
-        for data in (a, b):
-            preflight_runs += 2 * len(check_uses_rng(mech, data, seed))
+    if time_limit is not None and not (float(time_limit) > 0):
+        raise InvalidClaimError(f"time_limit must be a positive number of seconds, got "
+                                f"{time_limit!r}")
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+    bar = Progress(mech.name, len(sizes), enabled=progress)
 
     search: dict = {(p, s): [] for p in range(len(pair_list)) for s in (0, 1)}
     stages: list[StageSummary] = []
@@ -171,43 +181,54 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     active = list(range(len(pair_list)))
     frozen = False
     kept = np.zeros(len(pair_list), dtype=np.int64)
-    with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend) as sampler:
-        for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
-            level = alpha_j / (2 * K)
-            if not frozen:
-                chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
-                                       level, K)
-                if j >= PRUNE_AFTER_STAGE:
-                    active = _most_promising_pairs(chosen.candidates, ACTIVE_PAIRS) or active
-                    for p in set(range(len(pair_list))) - set(active):
-                        search[p, 0], search[p, 1] = [], []
-                frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
-                          and _precise_enough(chosen.events[0]))
-            # Certify on fresh samples. Once search is frozen (the best event's ratio known to
-            # ±SEARCH_PRECISION) later stages re-certify the same events on their own samples.
-            by_pair: dict = {}
-            for c in chosen.events:
-                by_pair.setdefault(c.pair, []).append(c)
-            evaluators = {p: PairEvaluator(cs) for p, cs in by_pair.items()}
-            tasks = [t for p in by_pair for s in (0, 1)
-                     for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
-                                                stage=j, purpose=CERTIFY)]
-            counts = {(p, s): np.zeros(len(cs), dtype=np.int64) for p, cs in by_pair.items()
-                      for s in (0, 1)}
-            for task, c in zip(tasks, sampler.run(tasks, evaluators)):
-                counts[task.pair, task.side] += c
-            stage_best = -math.inf
-            for p, cs in by_pair.items():
-                for i, cand in enumerate(cs):
-                    k_p = counts[p, cand.direction][i]
-                    k_q = counts[p, 1 - cand.direction][i]
-                    w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
-                    stage_best = max(stage_best, w.epsilon_lower_bound)
-                    if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
-                        best = w
-            stages.append(StageSummary(j, n_j, alpha_j, len(chosen.events), stage_best))
-            if best is not None and best.epsilon_lower_bound > eps:
-                break
+    interrupted = False
+    with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend, deadline=deadline,
+                 on_chunk=bar.update) as sampler:
+        try:
+            for p in range(len(pair_list)):
+                for side in (0, 1):
+                    check_uses_rng(sampler, p, side)
+            for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
+                bar.stage = j
+                level = alpha_j / (2 * K)
+                if not frozen:
+                    chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
+                                           level, K)
+                    if j >= PRUNE_AFTER_STAGE:
+                        active = _most_promising_pairs(chosen.candidates, ACTIVE_PAIRS) or active
+                        for p in set(range(len(pair_list))) - set(active):
+                            search[p, 0], search[p, 1] = [], []
+                    frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
+                              and _precise_enough(chosen.events[0]))
+                # Certify on fresh samples. Once search is frozen (the best event's ratio known to
+                # ±SEARCH_PRECISION) later stages re-certify the same events on their own samples.
+                by_pair: dict = {}
+                for c in chosen.events:
+                    by_pair.setdefault(c.pair, []).append(c)
+                evaluators = {p: PairEvaluator(cs) for p, cs in by_pair.items()}
+                tasks = [t for p in by_pair for s in (0, 1)
+                         for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
+                                                    stage=j, purpose=CERTIFY)]
+                counts = {(p, s): np.zeros(len(cs), dtype=np.int64) for p, cs in by_pair.items()
+                          for s in (0, 1)}
+                for task, c in zip(tasks, sampler.run(tasks, evaluators)):
+                    counts[task.pair, task.side] += c
+                stage_best = -math.inf
+                for p, cs in by_pair.items():
+                    for i, cand in enumerate(cs):
+                        k_p = counts[p, cand.direction][i]
+                        k_q = counts[p, 1 - cand.direction][i]
+                        w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
+                        stage_best = max(stage_best, w.epsilon_lower_bound)
+                        if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
+                            best = w
+                stages.append(StageSummary(j, n_j, alpha_j, len(chosen.events), stage_best))
+                if best is not None and best.epsilon_lower_bound > eps:
+                    break
+        except KeyboardInterrupt:
+            interrupted = True  # keep what was certified so far
+        finally:
+            bar.close()
         runs = sampler.runs
 
     lower = best.epsilon_lower_bound if best is not None else -math.inf
@@ -215,6 +236,6 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     return AuditResult(
         mechanism=mech.name, verdict=verdict, claimed_epsilon=eps, claimed_delta=dlt,
         epsilon_lower_bound=lower, confidence=confidence, witness=best,
-        resolution=_resolution(eps, best), samples=int(runs.sum()) + preflight_runs,
+        resolution=_resolution(eps, best), samples=int(runs.sum()),
         samples_per_side=int(runs.max()), seconds=time.perf_counter() - started, seed=int(seed),
-        stages=tuple(stages))
+        stages=tuple(stages), interrupted=interrupted)

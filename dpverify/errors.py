@@ -25,6 +25,14 @@ class RandomnessError(MechanismError):
     """The mechanism does not take all its randomness from the `rng` it is handed."""
 
 
+class AuditTimeoutError(DpVerifyError):
+    """The audit ran past its time limit (a hanging or very slow mechanism)."""
+
+
+class WorkerDiedError(DpVerifyError):
+    """A worker process died while running the mechanism; the audit can be retried."""
+
+
 class TargetError(DpVerifyError):
     """A CLI target does not exist or holds no decorated mechanism."""
 

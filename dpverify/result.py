@@ -100,6 +100,7 @@ class AuditResult:
     seconds: float
     seed: int
     stages: tuple = field(default_factory=tuple)
+    interrupted: bool = False  # stopped by Ctrl-C: the bound is what was certified until then
 
     @property
     def passed(self) -> bool:
@@ -126,7 +127,9 @@ class AuditResult:
                          + ("  [support mismatch: never seen under D'; the bound is limited by the sample "
                             "size and ε may be infinite]"
                             if w.support_mismatch else ""))
-        lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}")
+        lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
+                     + ("  [INTERRUPTED: only the stages before Ctrl-C count]"
+                        if self.interrupted else ""))
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
@@ -143,6 +146,7 @@ class AuditResult:
             "seed": self.seed,
             "witness": self.witness.as_dict() if self.witness else None,
             "stages": [asdict(s) for s in self.stages],
+            "interrupted": self.interrupted,
         })
 
 

@@ -9,17 +9,40 @@ outputs, and the engine caps how many search outputs it keeps.
 from __future__ import annotations
 
 import copy
+import multiprocessing
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 
 from .encoding import Encoded, Schema, encode
-from .errors import MechanismError, MechanismOutputError, RandomnessError
+from .errors import (AuditTimeoutError, DpVerifyError, InvalidClaimError, MechanismError,
+                     MechanismOutputError, RandomnessError, WorkerDiedError)
 from .mechanism import Mechanism
 
 SEARCH, CERTIFY, PREFLIGHT = 0, 1, 2
+BACKENDS = ("threading", "loky", "dask")
+
+
+def _worker_death_types() -> tuple:
+    kinds = []
+    try:
+        from joblib.externals.loky.process_executor import TerminatedWorkerError
+        kinds.append(TerminatedWorkerError)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        from distributed.scheduler import KilledWorker
+        kinds.append(KilledWorker)
+    except ImportError:
+        pass
+    return tuple(kinds)
+
+
+_WORKER_DEATHS = _worker_death_types()
+_TIMEOUTS = (multiprocessing.TimeoutError, TimeoutError)
 
 
 @dataclass(frozen=True)
@@ -91,29 +114,57 @@ def run_chunk(mech: Mechanism, data, task: ChunkTask, root_seed: int,
 
 
 class Sampler:
-    """Runs chunk tasks for one audit, in parallel with joblib, and checks output schemas."""
+    """Runs chunk tasks for one audit in parallel with joblib and checks output schemas.
+
+    Backends: "threading" (default for batched mechanisms: numpy releases the GIL while it
+    draws, and nothing is pickled), "loky" (default for scalar mechanisms, which are Python
+    loops; also the one to use when a hung mechanism must be killed), and "dask" (the current
+    dask.distributed Client's cluster). The result never depends on the backend or n_jobs.
+
+    `deadline` (time.monotonic()) bounds the whole audit: every wait is cut off there and an
+    AuditTimeoutError names the stage and chunk. `on_chunk(runs_done)` is called as chunks end.
+    """
 
     def __init__(self, mech: Mechanism, inputs: list, root_seed: int, n_jobs: int = -1,
-                 backend: str | None = None, chunk_size: int | None = None):
+                 backend: str | None = None, chunk_size: int | None = None,
+                 deadline: float | None = None, on_chunk: Callable[[int], None] | None = None):
         self.mech = mech
         self.inputs = inputs  # inputs[pair][side]
         self.root_seed = int(root_seed)
         self.chunk_size = chunk_size or (1 << 18 if mech.batched else 1 << 12)
         self.schema: Schema | None = None
         self.runs = np.zeros((len(inputs), 2), dtype=np.int64)
-        if backend is None:
-            # numpy releases the GIL while it draws, so threads parallelise batched mechanisms
-            # without pickling; scalar mechanisms are Python loops and need processes.
-            backend = "threading" if mech.batched else "loky"
-        self._parallel = Parallel(n_jobs=n_jobs, backend=backend)
-        self._n_jobs = n_jobs
+        self.backend = backend or ("threading" if mech.batched else "loky")
+        if self.backend not in BACKENDS:
+            raise InvalidClaimError(f"backend must be one of {', '.join(BACKENDS)}, got "
+                                    f"{backend!r}")
+        if self.backend == "dask":
+            _require_dask_client()
+            n_jobs = -1
+        self.n_jobs = n_jobs
+        self.deadline = deadline
+        self.on_chunk = on_chunk
+        self._parallel = None
+
+    def _make_parallel(self, timeout=None) -> Parallel:
+        if self.backend == "dask":
+            # joblib resolves its dask backend through parallel_config (a bare
+            # Parallel(backend="dask") fails on joblib 1.6 with distributed 2026.8)
+            with parallel_config(backend="dask"):
+                return Parallel(n_jobs=-1, return_as="generator", timeout=timeout)
+        return Parallel(n_jobs=self.n_jobs, backend=self.backend, return_as="generator",
+                        timeout=timeout)
 
     def __enter__(self):
-        self._parallel.__enter__()
+        if self.deadline is None:  # one pool for the whole audit
+            self._parallel = self._make_parallel()
+            self._parallel.__enter__()
         return self
 
     def __exit__(self, *exc):
-        return self._parallel.__exit__(*exc)
+        if self._parallel is not None:
+            self._parallel.__exit__(*exc)
+        return False
 
     def _check_schema(self, schema: Schema):
         if self.schema is None:
@@ -124,39 +175,112 @@ class Sampler:
                 f"{self.schema.describe()}, later {schema.describe()}; every run must return "
                 "the same type and shape (use tuples/lists for variable-length outputs)")
 
-    def run(self, tasks: list[ChunkTask], evaluators: dict | None = None) -> list:
-        """Run tasks; `evaluators[pair]` turns a certifying chunk into counts. Results keep order."""
+    def _remaining(self, task: ChunkTask) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._timeout(task)
+        return left
+
+    def _timeout(self, task: ChunkTask) -> AuditTimeoutError:
+        return AuditTimeoutError(
+            f"mechanism {self.mech.name!r} did not finish within the audit's time limit "
+            f"(stopped at {_describe_task(task)}): it hangs or is much slower than planned. "
+            "Raise the time limit, lower `samples`, or use backend='loky' so a hung run can "
+            "be killed")
+
+    def _results(self, tasks, evaluators):
+        """Yield (task, result) in submission order, translating worker failures."""
         def job(task):
             evaluate = evaluators[task.pair] if evaluators is not None else None
             return delayed(run_chunk)(self.mech, self.inputs[task.pair][task.side], task,
                                       self.root_seed, evaluate)
         total = sum(t.size for t in tasks)
-        # Small batches are not worth a process round trip; the result is identical either way.
-        if len(tasks) <= 1 or total < 4 * self.chunk_size:
-            results = [run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
-                                 evaluators[t.pair] if evaluators is not None else None)
-                       for t in tasks]
-        else:
-            results = self._parallel(job(t) for t in tasks)
+        # Small batches are not worth a round trip; the result is identical either way. With
+        # a time limit everything goes through the pool, where waits can be cut off.
+        if self.deadline is None and (len(tasks) <= 1 or total < 4 * self.chunk_size):
+            for t in tasks:
+                yield t, run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
+                                   evaluators[t.pair] if evaluators is not None else None)
+            return
+        parallel = self._parallel or self._make_parallel(self._remaining(tasks[0]))
+        done = 0
+        stream = parallel(job(t) for t in tasks)
+        try:
+            for result in stream:
+                yield tasks[done], result
+                done += 1
+                if done < len(tasks):
+                    self._remaining(tasks[done])
+        except _TIMEOUTS:
+            raise self._timeout(tasks[min(done, len(tasks) - 1)]) from None
+        except _WORKER_DEATHS as exc:
+            raise WorkerDiedError(
+                f"a worker process died running mechanism {self.mech.name!r} at "
+                f"{_describe_task(tasks[min(done, len(tasks) - 1)])} (or a chunk running beside "
+                f"it): {type(exc).__name__}. Nothing was certified from it; retry the audit — "
+                "the same seed gives the same result. If it dies again, the mechanism crashes "
+                "the interpreter on that input") from None
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
+    def run(self, tasks: list[ChunkTask], evaluators: dict | None = None) -> list:
+        """Run tasks; `evaluators[pair]` turns a certifying chunk into counts. Results keep order."""
         out = []
-        for task, (schema, payload) in zip(tasks, results):
+        for task, (schema, payload) in self._results(tasks, evaluators):
             self._check_schema(schema)
             self.runs[task.pair, task.side] += task.size
             out.append(payload)
+            if self.on_chunk is not None:
+                self.on_chunk(int(self.runs.sum()))
         return out
 
+    def preflight(self, pair: int, side: int, size: int = 64) -> tuple:
+        """Run one small chunk twice with the same seed (under the time limit, if any)."""
+        task = ChunkTask(pair=pair, side=side, stage=0, purpose=PREFLIGHT, index=0, start=0,
+                         size=size)
+        first = second = None
+        for t, (schema, enc) in self._results([task, task], None):
+            self._check_schema(schema)
+            self.runs[pair, side] += size
+            first, second = (enc, None) if first is None else (first, enc)
+        return first, second
 
-def check_uses_rng(mech: Mechanism, data, root_seed: int, size: int = 64) -> Encoded:
+
+def _describe_task(task: ChunkTask) -> str:
+    purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight"}[task.purpose]
+    side = ("D", "D'")[task.side]
+    return (f"stage {task.stage} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
+            f"(samples {task.start}..{task.start + task.size - 1})")
+
+
+def _require_dask_client():
+    try:
+        from distributed import get_client
+    except ImportError:
+        raise DpVerifyError("backend='dask' needs dask.distributed: pip install "
+                            "'dask[distributed]'") from None
+    try:
+        get_client()
+    except ValueError:
+        raise DpVerifyError("backend='dask' runs on the current dask Client: create one first "
+                            "(distributed.Client('tcp://scheduler:8786') or LocalCluster()), "
+                            "or pass --scheduler ADDRESS to the CLI") from None
+
+
+def check_uses_rng(sampler: Sampler, pair: int, side: int, size: int = 64) -> Encoded:
     """Run a small chunk twice with the same seed: differing outputs mean hidden randomness.
 
     Also surfaces a crashing or malformed mechanism early, before any parallel work.
     """
-    task = ChunkTask(pair=0, side=0, stage=0, purpose=PREFLIGHT, index=0, start=0, size=size)
-    _, first = run_chunk(mech, data, task, root_seed)
-    _, second = run_chunk(mech, data, task, root_seed)
+    first, second = sampler.preflight(pair, side, size)
     if not np.array_equal(first.keys, second.keys):
+        data = sampler.inputs[pair][side]
         raise RandomnessError(
-            f"mechanism {mech.name!r} gave different outputs for the same seed on input "
+            f"mechanism {sampler.mech.name!r} gave different outputs for the same seed on input "
             f"{_describe_input(data)}: it draws randomness from somewhere other than the `rng` "
             "argument (numpy.random.*, random, time). Take all randomness from `rng` so audits "
             "are reproducible")

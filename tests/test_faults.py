@@ -1,0 +1,131 @@
+"""Faults: hanging mechanisms, dying workers, Ctrl-C, the dask backend, the progress line."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import dpverify
+from dpverify import AuditTimeoutError, WorkerDiedError
+from dpverify import progress as progress_module
+
+PAIRS = [(0.0, 1.0)]
+
+
+def hangs_on_one(data, rng, size):
+    x = data + rng.laplace(0, 1.0, size)
+    if data == 1.0:
+        time.sleep(60)  # stands in for a mechanism stuck in a loop
+    return x
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_a_hanging_mechanism_stops_within_its_time_limit(backend):
+    started = time.monotonic()
+    with pytest.raises(AuditTimeoutError, match=r"hangs_on_one.*time limit.*input D'"):
+        dpverify.audit(hangs_on_one, pairs=PAIRS, epsilon=1.0, time_limit=3.0, backend=backend,
+                       n_jobs=2)
+    assert time.monotonic() - started < 3.0 + 5.0
+
+
+def dies_once(data, rng, size, flag=None, parent=None):
+    x = data + rng.laplace(0, 1.0, size)
+    in_worker = os.getpid() != parent  # small batches run in the audit's own process
+    if in_worker and data == 1.0 and not os.path.exists(flag):
+        open(flag, "w").close()
+        os._exit(3)  # the worker process dies, as on a segfault
+    return x
+
+
+def test_a_dying_worker_is_named_and_the_audit_can_be_retried(tmp_path):
+    flag = str(tmp_path / "died")
+
+    parent = os.getpid()
+
+    def mech(data, rng, size):
+        return dies_once(data, rng, size, flag, parent)
+
+    kw = dict(pairs=PAIRS, epsilon=1.0, samples=1 << 20, backend="loky", n_jobs=2, seed=3)
+    with pytest.raises(WorkerDiedError, match=r"worker process died.*stage \d.*chunk \d+.*retry"):
+        dpverify.audit(mech, **kw)
+    retried = dpverify.audit(mech, **kw)
+    clean = dpverify.audit(lambda data, rng, size: data + rng.laplace(0, 1.0, size), **kw)
+    assert retried.epsilon_lower_bound == clean.epsilon_lower_bound
+    assert retried.witness.count_D == clean.witness.count_D
+
+
+SLOW = textwrap.dedent('''
+    import dpverify
+
+    @dpverify.mechanism(epsilon=0.2, pairs=[(0.0, 1.0)])
+    def broken_but_slow(data, rng):     # scalar form: a Python call per sample
+        return data + rng.laplace(0, 1.0)
+
+    @dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
+    def never_reached(data, rng):
+        return data + rng.laplace(0, 1.0)
+''')
+
+
+def test_ctrl_c_stops_promptly_and_keeps_what_was_certified(tmp_path):
+    (tmp_path / "slow.py").write_text(SLOW)
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpverify", "audit", "slow.py", "--epsilon", "1.0",
+         "--samples", str(1 << 24), "--jobs", "1", "--json", str(out)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # a few stages certified, the big last ones still running
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 5.0
+    assert proc.returncode == 130, stderr
+    doc = json.loads(out.read_text())
+    assert [r["mechanism"] for r in doc["results"]] == ["broken_but_slow"]
+    result = doc["results"][0]
+    assert result["interrupted"] is True and len(result["stages"]) >= 1
+    assert result["witness"]["count_D"] > 0
+    assert "INTERRUPTED" in stdout
+
+
+def test_dask_backend_matches_a_local_run_bit_for_bit():
+    distributed = pytest.importorskip("distributed")
+    from mechanisms_under_test import ZOO
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        remote = dpverify.audit(ZOO["rnm3"], backend="dask", samples=1 << 18).as_dict()
+    local = dpverify.audit(ZOO["rnm3"], samples=1 << 18, n_jobs=1).as_dict()
+    remote.pop("seconds"), local.pop("seconds")
+    assert remote == local
+
+
+def test_dask_backend_without_a_client_says_what_to_do():
+    pytest.importorskip("distributed")
+    with pytest.raises(dpverify.DpVerifyError, match="create one first"):
+        dpverify.audit(hangs_on_one, pairs=PAIRS, epsilon=1.0, backend="dask")
+
+
+def test_progress_line_only_when_asked_and_after_a_delay(capsys, monkeypatch):
+    assert not progress_module.wanted()  # under pytest: silent by default
+    monkeypatch.setattr(progress_module, "SHOW_AFTER_SECONDS", 0.0)
+    bar = progress_module.Progress("mech", 3, enabled=True)
+    bar.stage = 2
+    bar.update(12345)
+    bar.close()
+    err = capsys.readouterr().err
+    assert "[dpverify] mech  stage 2/3  12,345 runs" in err
+    silent = progress_module.Progress("mech", 3, enabled=False)
+    silent.update(1)
+    assert capsys.readouterr().err == ""
+
+
+def test_time_limit_must_be_positive():
+    with pytest.raises(dpverify.InvalidClaimError, match="time_limit"):
+        dpverify.audit(hangs_on_one, pairs=PAIRS, epsilon=1.0, time_limit=0)
