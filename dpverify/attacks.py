@@ -290,6 +290,7 @@ class Candidate:
     expected_epsilon: float
     search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
     potential: float = -np.inf  # best expected bound of this model at the final sample size
+    grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
 
     def hits(self, enc: Encoded) -> np.ndarray:
         fast = getattr(self.model, "fast_hits", None)
@@ -302,6 +303,28 @@ class Candidate:
 
     def describe(self) -> str:
         return self.model.describe(self.sign, self.threshold)
+
+    def signed_scores(self, enc: Encoded) -> np.ndarray:
+        s = self.model.score(enc)
+        return np.where(np.isnan(s), -np.inf, self.sign * s)
+
+    def grid_counts(self, enc: Encoded) -> np.ndarray:
+        """#{sign·s ≥ t} for every t of the (ascending) grid."""
+        idx = np.searchsorted(self.grid, self.signed_scores(enc), side="right")
+        tail = np.cumsum(np.bincount(idx, minlength=len(self.grid) + 1)[::-1])[::-1]
+        return tail[1:]
+
+
+def curve_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 48) -> np.ndarray:
+    """Thresholds for a trade-off curve, from SEARCH data: quantiles of the pooled signed score,
+    dense in both tails, plus the event's own threshold."""
+    v = np.concatenate([cand.signed_scores(a), cand.signed_scores(b)])
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.array([cand.threshold])
+    tail = np.geomspace(1e-4, 0.5, points // 3)
+    levels = np.unique(np.concatenate([tail, np.linspace(0, 1, points // 3), 1 - tail]))
+    return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
 
 
 def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,
@@ -357,5 +380,7 @@ class PairEvaluator:
         self.candidates = candidates
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        return np.array([int(np.count_nonzero(c.hits(enc))) for c in self.candidates],
-                        dtype=np.int64)
+        """Counts of each event, then (for events with a grid) the counts at each threshold."""
+        counts = [np.array([np.count_nonzero(c.hits(enc)) for c in self.candidates])]
+        counts += [c.grid_counts(enc) for c in self.candidates if c.grid is not None]
+        return np.concatenate(counts).astype(np.int64)

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="stop an audit that runs longer (a hanging mechanism) with an error")
     a.add_argument("--json", metavar="PATH", help="write results as JSON")
-    a.add_argument("--report", metavar="DIR", help="write report.md and result.json to DIR")
+    a.add_argument("--report", metavar="DIR",
+                   help="write index.html (self-contained), report.md, result.json and plots "
+                        "(trade-off points, certified δ(ε), p-value against ε) to DIR")
 
     g = sub.add_parser("gate", help="audit, then fail on a violation or on drift from a baseline",
                        description="CI gate: audit the mechanisms, then exit 1 on any violation, "
@@ -121,12 +123,13 @@ def run_audit(args) -> int:
             return EXIT_ERROR
     backend = "dask" if args.scheduler else args.backend
     client = _dask_client(args.scheduler) if args.scheduler else None
-    entries, results, code = [], [], EXIT_PASS
+    entries, results, audited, code = [], [], [], EXIT_PASS
     for mech in mechanisms:
         try:
             result = audit(mech, epsilon=args.epsilon, delta=args.delta,
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
-                           n_jobs=args.jobs, backend=backend, time_limit=args.time_limit)
+                           n_jobs=args.jobs, backend=backend, time_limit=args.time_limit,
+                           curves=bool(args.report))
         except DpVerifyError as exc:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
             entries.append(_error_entry(mech.name, str(exc)))
@@ -134,6 +137,7 @@ def run_audit(args) -> int:
             continue
         print(result.summary(), flush=True)
         results.append(result)
+        audited.append(mech)
         entries.append(result.as_dict())
         if result.verdict == "violation" and code == EXIT_PASS:
             code = EXIT_VIOLATION
@@ -153,7 +157,7 @@ def run_audit(args) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False))
     if args.report:
-        write_report(Path(args.report), document, results)
+        write_report(Path(args.report), document, results, audited)
     n_viol = sum(r.verdict == "violation" for r in results)
     print(f"\n{len(mechanisms)} mechanism(s): {n_viol} violation(s), "
           f"{len(results) - n_viol} pass(es), {len(mechanisms) - len(results)} error(s)")

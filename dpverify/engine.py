@@ -20,14 +20,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import pairs as pairs_module
-from .attacks import Candidate, PairEvaluator, search_pair
+from .attacks import (Candidate, PairEvaluator, count_at_least, curve_grid, learn_models,
+                      search_pair)
 from .encoding import Encoded
 from .errors import InvalidClaimError
+from .compose import group_claim
 from .mechanism import as_mechanism, validate_claim
-from .result import AuditResult, StageSummary, Witness
+from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
+from .result import AuditResult, PrivacyCurves, RenyiAuditResult, StageSummary, Witness
 from .progress import Progress
 from .sampling import CERTIFY, SEARCH, Sampler, check_uses_rng, split_into_chunks
-from .stats import certified_epsilon, cp_lower, cp_upper, plug_in_epsilon, stage_alphas
+from .region import box_outside
+from .stats import (certified_epsilon, cp_lower, cp_upper, delta_lower_curve, epsilon_pvalue,
+                    plug_in_epsilon, stage_alphas, wilson_bounds)
 
 DEFAULT_SAMPLES_BATCHED = 1 << 22
 DEFAULT_SAMPLES_SCALAR = 1 << 17
@@ -85,7 +90,7 @@ class _Chosen:
     candidates: list    # every candidate, best first (for pruning pairs)
 
 
-def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K):
+def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K, curves):
     """Draw more search samples for the active pairs, learn attacks, rank candidate events."""
     # search sample: more for every active pair, up to a memory-bounded cap
     row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
@@ -101,11 +106,14 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         kept[task.pair] += task.size if task.side == 0 else 0
     # attack: candidate events from search data only
     candidates: list[Candidate] = []
+    data = {}
     for p in active:
-        a = Encoded.concat(search[p, 0])
-        b = Encoded.concat(search[p, 1])
-        candidates += search_pair(p, a, b, n_j, delta, level, n_final)
+        data[p] = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
+        candidates += search_pair(p, *data[p], n_j, delta, level, n_final)
     candidates.sort(key=lambda c: -c.expected_epsilon)
+    if curves:
+        for c in candidates[:K]:
+            c.grid = curve_grid(c, *data[c.pair])
     return _Chosen(candidates[:K], candidates)
 
 
@@ -129,6 +137,47 @@ def _most_promising_pairs(candidates: list[Candidate], how_many: int) -> list[in
     return pairs
 
 
+def _grid_counts(cands, i, counts_p, counts_q, n, fraction):
+    """Slice candidate i's grid counts out of its pair's count vector (events come first)."""
+    cand = cands[i]
+    if cand.grid is None:
+        return None
+    start = len(cands) + sum(len(c.grid) for c in cands[:i] if c.grid is not None)
+    stop = start + len(cand.grid)
+    return {"thresholds": cand.grid, "k_p": counts_p[start:stop], "k_q": counts_q[start:stop],
+            "n": n, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction}
+
+
+def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
+    """Trade-off boxes, certified δ(ε) and p-values from the witness's grid counts.
+
+    The witness's stage spent `fraction`·α on each of its bounds; the curves get the same share,
+    split over the grid (Bonferroni), so all boxes and the whole δ(ε) curve hold jointly with
+    probability ≥ 1 − 4·fraction·α per plot; the p-value is scaled by the same share.
+    """
+    n, k_p, k_q = grid["n"], np.asarray(grid["k_p"]), np.asarray(grid["k_q"])
+    T = len(k_p)
+    box_level = grid["fraction"] * alpha / T
+    p_low, p_high = cp_lower(k_p, n, box_level), cp_upper(k_p, n, box_level)
+    q_low, q_high = cp_lower(k_q, n, box_level), cp_upper(k_q, n, box_level)
+    top = max(4 * epsilon, 1.0)
+    eps_grid = np.linspace(0, top if math.isfinite(top) else 10.0, 41)
+    kp_event, kq_event = grid["k_event"]
+    pvalues = [min(1.0, epsilon_pvalue(kp_event, n, kq_event, n, e, delta,
+                                       fraction=grid["fraction"])) for e in eps_grid]
+    return PrivacyCurves(
+        thresholds=tuple(map(float, grid["thresholds"])),
+        alpha=tuple(k_q / n), beta=tuple(1 - k_p / n),
+        alpha_low=tuple(q_low), alpha_high=tuple(q_high),
+        beta_low=tuple(1 - p_high), beta_high=tuple(1 - p_low),
+        outside=tuple(bool(x) for x in box_outside(q_high, 1 - p_low, epsilon, delta)),
+        box_confidence=1 - 4 * T * box_level,
+        epsilons=tuple(map(float, eps_grid)),
+        delta_lower=tuple(map(float, delta_lower_curve(k_p, k_q, n, n, eps_grid,
+                                                       2 * box_level))),
+        pvalues=tuple(map(float, pvalues)))
+
+
 def _resolution(claim: float, witness: Witness | None) -> float:
     """Claim + the gap between the witness's point estimate and its certified bound: a true ε of
     about this size on that event would have been certified roughly half the time."""
@@ -140,7 +189,7 @@ def _resolution(claim: float, witness: Witness | None) -> float:
 
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
-          progress=None) -> AuditResult:
+          progress=None, curves=False) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -153,16 +202,28 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     progress: a progress line on stderr (default: when stderr is a terminal, not under pytest,
     shown once the audit has run two seconds).
     Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
+    curves: also count the witness's score at a grid of thresholds chosen on search data and
+    return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     """
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
+    if epsilon is None and mech.epsilon is None and mech.rdp is not None:
+        return audit_rdp(mech, pairs=pairs, confidence=confidence, samples=samples, seed=seed,
+                         n_jobs=n_jobs, backend=backend)
     eps = epsilon if epsilon is not None else mech.epsilon
     if eps is None:
         raise InvalidClaimError(f"no epsilon claimed for {mech.name!r}: pass epsilon= to audit() "
                                 "or declare it with @dpverify.mechanism(epsilon=...)")
     eps, dlt = validate_claim(eps, delta if delta is not None else mech.delta)
     confidence = _validate_options(confidence, samples, seed, certify_per_stage)
-    pair_list = pairs_module.normalize(pairs if pairs is not None else mech.pairs)
+    given_pairs = pairs if pairs is not None else mech.pairs
+    distance = getattr(given_pairs, "distance", 1)
+    if distance > 1:  # pairs k steps apart: the claim that applies is the group-privacy one
+        eps, dlt = group_claim(eps, dlt, distance)
+        if dlt >= 1:
+            raise InvalidClaimError(f"the group-privacy claim at distance {distance} has "
+                                    f"δ = {dlt:.3g} ≥ 1: nothing to audit")
+    pair_list = pairs_module.normalize(given_pairs)
     if samples is None:
         samples = DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
     sizes = plan_stages(int(samples))
@@ -182,6 +243,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     frozen = False
     kept = np.zeros(len(pair_list), dtype=np.int64)
     interrupted = False
+    best_curve = None
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend, deadline=deadline,
                  on_chunk=bar.update) as sampler:
         try:
@@ -193,7 +255,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 level = alpha_j / (2 * K)
                 if not frozen:
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
-                                           level, K)
+                                           level, K, curves)
                     if j >= PRUNE_AFTER_STAGE:
                         active = _most_promising_pairs(chosen.candidates, ACTIVE_PAIRS) or active
                         for p in set(range(len(pair_list))) - set(active):
@@ -209,8 +271,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 tasks = [t for p in by_pair for s in (0, 1)
                          for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
                                                     stage=j, purpose=CERTIFY)]
-                counts = {(p, s): np.zeros(len(cs), dtype=np.int64) for p, cs in by_pair.items()
-                          for s in (0, 1)}
+                counts = {(p, s): np.zeros(len(cs) + sum(len(c.grid) for c in cs
+                                                          if c.grid is not None), dtype=np.int64)
+                          for p, cs in by_pair.items() for s in (0, 1)}
                 for task, c in zip(tasks, sampler.run(tasks, evaluators)):
                     counts[task.pair, task.side] += c
                 stage_best = -math.inf
@@ -222,6 +285,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
                             best = w
+                            best_curve = _grid_counts(cs, i, counts[p, cand.direction],
+                                                      counts[p, 1 - cand.direction], n_j,
+                                                      level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(chosen.events), stage_best))
                 if best is not None and best.epsilon_lower_bound > eps:
                     break
@@ -232,10 +298,97 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         runs = sampler.runs
 
     lower = best.epsilon_lower_bound if best is not None else -math.inf
+    privacy_curves = (privacy_curves_of(best_curve, eps, dlt, 1.0 - confidence)
+                      if curves and best_curve is not None else None)
     verdict = "violation" if lower > eps else "pass"
     return AuditResult(
         mechanism=mech.name, verdict=verdict, claimed_epsilon=eps, claimed_delta=dlt,
         epsilon_lower_bound=lower, confidence=confidence, witness=best,
         resolution=_resolution(eps, best), samples=int(runs.sum()),
         samples_per_side=int(runs.max()), seconds=time.perf_counter() - started, seed=int(seed),
-        stages=tuple(stages), interrupted=interrupted)
+        stages=tuple(stages), interrupted=interrupted, curves=privacy_curves)
+
+
+RDP_SEARCH_SAMPLES = 1 << 17
+
+
+def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, seed=0,
+              n_jobs=-1, backend=None, implied_delta=1e-5) -> RenyiAuditResult:
+    """Audit an (α, ρ)-RDP claim: one event per pair and direction is chosen on a search sample
+    (learned scores, as for ε), the best is counted on a fresh sample, and its two-cell Rényi
+    divergence is bounded below over the Clopper–Pearson box (renyi.renyi_lower_bound). The
+    four interval bounds each get (1 − confidence)/4, so the false-alarm rate is ≤ 1 − confidence.
+    """
+    started = time.perf_counter()
+    mech = as_mechanism(mechanism)
+    alpha_r, rho = validate_rdp(rdp if rdp is not None else mech.rdp)
+    confidence = _validate_options(confidence, samples, seed, 1)
+    pair_list = pairs_module.normalize(pairs if pairs is not None else mech.pairs)
+    n = int(samples or (DEFAULT_SAMPLES_BATCHED // 4 if mech.batched else DEFAULT_SAMPLES_SCALAR))
+    level = (1.0 - confidence) / 4
+    m = min(RDP_SEARCH_SAMPLES, n)
+    with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend) as sampler:
+        for p in range(len(pair_list)):
+            check_uses_rng(sampler, p, 0), check_uses_rng(sampler, p, 1)
+        tasks = [t for p in range(len(pair_list)) for s in (0, 1)
+                 for t in split_into_chunks(m, sampler.chunk_size, pair=p, side=s, stage=1,
+                                            purpose=SEARCH)]
+        search = {}
+        for task, enc in zip(tasks, sampler.run(tasks)):
+            search.setdefault((task.pair, task.side), []).append(enc)
+        best = None  # (planned bound, candidate)
+        for p in range(len(pair_list)):
+            a, b = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
+            for cand, planned in _rdp_candidates(p, a, b, alpha_r, n, level):
+                if best is None or planned > best[0]:
+                    best = (planned, cand)
+        witness, lower = None, 0.0
+        if best is not None:
+            cand = best[1]
+            evaluators = {cand.pair: PairEvaluator([cand])}
+            tasks = [t for s in (0, 1) for t in split_into_chunks(
+                n, sampler.chunk_size, pair=cand.pair, side=s, stage=2, purpose=CERTIFY)]
+            counts = np.zeros(2, dtype=np.int64)
+            for task, c in zip(tasks, sampler.run(tasks, evaluators)):
+                counts[task.side] += c[0]
+            k_p, k_q = counts[cand.direction], counts[1 - cand.direction]
+            lower = renyi_lower_bound(float(cp_lower(k_p, n, level)), float(cp_upper(k_p, n, level)),
+                                      float(cp_lower(k_q, n, level)), float(cp_upper(k_q, n, level)),
+                                      alpha_r)
+            witness = _witness(pair_list, cand, k_p, k_q, n, 0.0, level, 2)
+        runs = sampler.runs
+    return RenyiAuditResult(
+        mechanism=mech.name, verdict="violation" if lower > rho else "pass", alpha=alpha_r,
+        claimed_rho=rho, rho_lower_bound=float(lower), confidence=confidence,
+        implied_epsilon=balle_epsilon(alpha_r, rho, implied_delta), implied_delta=implied_delta,
+        witness=witness, samples=int(runs.sum()), seconds=time.perf_counter() - started,
+        seed=int(seed))
+
+
+def _rdp_candidates(pair, a, b, alpha_r, n, level):
+    """For each learned score and direction, the threshold whose two-cell D_α is largest at the
+    box corner nearest the diagonal (Wilson, 2 standard errors): a cheap planning proxy."""
+    learn_a, sel_a = a.take(slice(0, None, 2)), a.take(slice(1, None, 2))
+    learn_b, sel_b = b.take(slice(0, None, 2)), b.take(slice(1, None, 2))
+    for model in learn_models(learn_a, learn_b):
+        for sign in (1, -1):
+            probe = Candidate(pair, 0, model, sign, 0.0, 0.0, (0, 1, 0, 1))
+            va, vb = np.sort(probe.signed_scores(sel_a)), np.sort(probe.signed_scores(sel_b))
+            thresholds = np.unique(np.concatenate([va[np.isfinite(va)], vb[np.isfinite(vb)]]))
+            if thresholds.size == 0:
+                continue
+            if thresholds.size > 4096:
+                thresholds = np.quantile(thresholds, np.linspace(0, 1, 4096))
+            ka, kb = count_at_least(va, thresholds), count_at_least(vb, thresholds)
+            for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
+                                                            (kb, len(vb), ka, len(va))]):
+                p_lo, p_hi = wilson_bounds(kp, mp, 2.0)
+                q_lo, q_hi = wilson_bounds(kq, mq, 2.0)
+                p_near = np.where(kp / mp >= kq / mq, p_lo, p_hi)
+                q_near = np.where(kp / mp >= kq / mq, q_hi, q_lo)
+                planned = np.where((p_lo <= q_hi) & (q_lo <= p_hi), 0.0,
+                                   renyi_bernoulli(p_near, q_near, alpha_r))
+                planned = np.where(np.isfinite(planned), planned, 0.0)
+                i = int(np.argmax(planned))
+                yield (Candidate(pair, direction, model, sign, float(thresholds[i]), 0.0,
+                                 (int(kp[i]), mp, int(kq[i]), mq)), float(planned[i]))

@@ -51,6 +51,8 @@ class Mechanism:
     delta: float = 0.0
     pairs: Any = None
     batched: bool = False
+    exact_tradeoff: Callable | None = None  # α ↦ β of the true trade-off curve, for reports
+    rdp: tuple | None = None  # (alpha, rho): a Rényi-DP claim instead of (epsilon, delta)
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
@@ -66,19 +68,27 @@ def as_mechanism(fn, name: str | None = None) -> Mechanism:
                      batched=is_batched(fn))
 
 
-def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None):
+def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
+              exact_tradeoff: Callable | None = None, rdp=None):
     """Declare that the decorated function is (epsilon, delta)-DP on the given neighbouring pairs.
 
     The function is either scalar, ``f(data, rng) -> output``, or batched,
     ``f(data, rng, size) -> outputs`` with the first axis (or list index) the sample.
     ``rng`` is a ``numpy.random.Generator``; all randomness must come from it.
+    ``rdp=(alpha, rho)`` declares a Rényi-DP claim instead (audited by ``audit_rdp``).
+    ``exact_tradeoff``, optional: the mechanism's known trade-off curve (e.g.
+    ``dpverify.region.laplace_tradeoff(1.0)``), drawn in reports; the audit never uses it.
     """
     if epsilon is not None:
         epsilon, delta = validate_claim(epsilon, delta)
+    if rdp is not None:
+        from .renyi import validate_rdp
+        rdp = validate_rdp(rdp)
 
     def wrap(fn):
         mech = Mechanism(fn=fn, name=name or fn.__name__, epsilon=epsilon, delta=float(delta),
-                         pairs=pairs, batched=is_batched(fn))
+                         pairs=pairs, batched=is_batched(fn), exact_tradeoff=exact_tradeoff,
+                         rdp=rdp)
         for attr in ("__doc__", "__module__", "__qualname__"):
             object.__setattr__(mech, attr, getattr(fn, attr, None))
         object.__setattr__(mech, "__wrapped__", fn)

@@ -22,22 +22,43 @@ def _with_swaps(pairs):
     return out
 
 
+class PairSet(list):
+    """A list of (D, D') pairs that knows how far apart its inputs are (1 for neighbours).
+
+    The engine audits pairs at distance k against the group-privacy claim (kε, k·e^{(k−1)ε}·δ).
+    """
+
+    def __init__(self, pairs=(), distance: int = 1):
+        super().__init__(pairs)
+        if not isinstance(distance, (int, np.integer)) or distance < 1:
+            raise InvalidPairsError(f"distance must be a positive integer, got {distance!r}")
+        self.distance = int(distance)
+
+
+def at_distance(pairs, k: int) -> PairSet:
+    """Declare that the inputs of these pairs are k neighbour steps apart (group privacy)."""
+    return PairSet(list(pairs), distance=k)
+
+
 def _check_length(length):
     if not isinstance(length, (int, np.integer)) or length < 1:
         raise InvalidPairsError(f"length must be a positive integer, got {length!r}")
     return int(length)
 
 
-def one_differ(length: int):
+def one_differ(length: int, distance: int = 1):
     """Pairs that differ in ONE coordinate by at most 1 (e.g. histograms under add/remove-one).
 
     Base a = (1, …, 1); neighbours (0, 1, …, 1) and (2, 1, …, 1). Both orders are listed.
+    With distance=k the first coordinate moves by k instead (base k, neighbours 0 and 2k): the
+    pairs are then k neighbour steps apart and audited against the group-privacy claim.
     """
     n = _check_length(length)
-    base = np.ones(n)
+    k = distance
+    base = np.full(n, float(k))
     low = base.copy(); low[0] = 0
-    high = base.copy(); high[0] = 2
-    return _with_swaps([(base, low), (base, high)])
+    high = base.copy(); high[0] = 2 * k
+    return PairSet(_with_swaps([(base, low), (base, high)]), distance=k)
 
 
 def all_differ(length: int):

@@ -47,7 +47,88 @@ def markdown(document: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(directory: Path, document: dict, results) -> None:
+def _plot_dir(directory: Path, result, single: bool) -> Path:
+    target = directory if single else directory / result.mechanism
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def write_report(directory: Path, document: dict, results, mechanisms=None) -> None:
+    """DIR/result.json, DIR/report.md, DIR/index.html (self-contained) and PNG plots
+    (DIR/tradeoff.png, DIR/delta_curve.png, DIR/pvalue.png; one folder per mechanism when there
+    are several). `mechanisms` (same order as results) supplies known exact trade-off curves."""
+    from .plots import write_plots
+
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "result.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
-    (directory / "report.md").write_text(markdown(document))
+    exact = {m.name: m.exact_tradeoff for m in (mechanisms or [])}
+    images = {}
+    for result in results:
+        folder = _plot_dir(directory, result, single=len(results) == 1)
+        names = write_plots(result, folder, exact.get(result.mechanism))
+        images[result.mechanism] = [folder / n for n in names]
+    md = markdown(document)
+    for result in results:
+        for path in images[result.mechanism]:
+            md += f"\n![{path.stem} of {result.mechanism}]({path.relative_to(directory)})\n"
+    (directory / "report.md").write_text(md)
+    (directory / "index.html").write_text(html(document, results, images))
+
+
+_CSS = """body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;
+padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}.violation{color:#b71c1c;
+font-weight:bold}.pass{color:#1b5e20;font-weight:bold}.note{background:#fffbe6;border:1px solid
+#e6d58a;padding:.6em 1em}img{max-width:49%;border:1px solid #ddd;margin:2px}code{background:#f4f4f4;
+padding:1px 4px}"""
+
+
+def _esc(value) -> str:
+    import html as _html
+    return _html.escape(str(value))
+
+
+def _img(path: Path) -> str:
+    import base64
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f'<img alt="{_esc(path.stem)}" src="data:image/png;base64,{data}">'
+
+
+def html(document: dict, results, images: dict) -> str:
+    """One self-contained page: no external links, plots inlined as data URIs."""
+    rows = []
+    for r in document["results"]:
+        if r["verdict"] == "error":
+            rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class=violation>error</td>"
+                        f"<td colspan=4>{_esc(r['error'])}</td></tr>")
+            continue
+        rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
+                    f"{r['verdict']}</td><td>({_fmt(r['claimed']['epsilon'])}, "
+                    f"{_fmt(r['claimed']['delta'])})</td><td>{_fmt(r['epsilon_lower_bound'])}</td>"
+                    f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
+    parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
+             "<title>dpverify audit report</title>", f"<style>{_CSS}</style></head><body>",
+             "<h1>dpverify audit report</h1>",
+             "<p class=note>A <b>violation</b> is certified: with probability at least the stated "
+             "confidence the mechanism does not satisfy its claim on the shown pair. A <b>pass</b> "
+             "means no violation was found at this budget — it is not a proof of privacy.</p>",
+             "<table><tr><th>mechanism</th><th>verdict</th><th>claimed (ε, δ)</th>"
+             "<th>certified ε ≥</th><th>confidence</th><th>mechanism runs</th></tr>",
+             *rows, "</table>"]
+    for result in results:
+        w = result.witness
+        parts.append(f"<h2>{_esc(result.mechanism)}: <span class={result.verdict}>"
+                     f"{result.verdict}</span></h2>")
+        parts.append(f"<pre>{_esc(result.summary())}</pre>")
+        if w is not None:
+            parts.append("<table>" + "".join(
+                f"<tr><th>{k}</th><td>{_esc(v)}</td></tr>" for k, v in [
+                    ("pair D", w.D), ("pair D′", w.D_prime), ("event S", w.event),
+                    ("hits under D", f"{w.count_D:,} / {w.samples_D:,}"),
+                    ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
+                    ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
+                    ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}"),
+                    ("plug-in ε on S", f"{w.epsilon_estimate:.4g}")]) + "</table>")
+        parts += [_img(p) for p in images.get(result.mechanism, [])]
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -69,6 +69,32 @@ class Witness:
 
 
 @dataclass(frozen=True)
+class PrivacyCurves:
+    """The witness's score seen as a family of tests (theory.md §1), counted on its certifying
+    sample at thresholds chosen on search data.
+
+    Test t says "D" when sign·s(o) ≥ thresholds[t]: false-positive rate α = P[M(D') says D],
+    false-negative rate β = P[M(D) says D']. Boxes are Clopper–Pearson, jointly at
+    `box_confidence`; `outside[t]`: box t lies wholly outside the claimed R(ε, δ).
+    `delta_lower[i]`: certified δ(ε) ≥ this at `epsilons[i]`. `pvalues[i]`: p-value of "ε-DP
+    on the witness event" at test ε = epsilons[i].
+    """
+
+    thresholds: tuple
+    alpha: tuple
+    beta: tuple
+    alpha_low: tuple
+    alpha_high: tuple
+    beta_low: tuple
+    beta_high: tuple
+    outside: tuple
+    box_confidence: float
+    epsilons: tuple
+    delta_lower: tuple
+    pvalues: tuple
+
+
+@dataclass(frozen=True)
 class StageSummary:
     stage: int
     samples_per_side: int
@@ -101,6 +127,7 @@ class AuditResult:
     seed: int
     stages: tuple = field(default_factory=tuple)
     interrupted: bool = False  # stopped by Ctrl-C: the bound is what was certified until then
+    curves: PrivacyCurves | None = None  # with audit(curves=True)
 
     @property
     def passed(self) -> bool:
@@ -147,6 +174,7 @@ class AuditResult:
             "witness": self.witness.as_dict() if self.witness else None,
             "stages": [asdict(s) for s in self.stages],
             "interrupted": self.interrupted,
+            "curves": asdict(self.curves) if self.curves is not None else None,
         })
 
 
@@ -157,3 +185,48 @@ def _short(x) -> str:
         x = [int(v) for v in x]
     text = repr(x)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass(frozen=True)
+class RenyiAuditResult:
+    """Outcome of auditing an (α, ρ)-RDP claim: verdict "violation" when the certified lower
+    bound on D_α(M(D) ‖ M(D')) exceeds ρ on some pair (order as in `witness`)."""
+
+    mechanism: str
+    verdict: str
+    alpha: float
+    claimed_rho: float
+    rho_lower_bound: float
+    confidence: float
+    implied_epsilon: float     # (ε, δ) the claim implies by Balle et al. 2020, at implied_delta
+    implied_delta: float
+    witness: Witness | None
+    samples: int
+    seconds: float
+    seed: int
+
+    def summary(self) -> str:
+        head = (f"{'VIOLATION' if self.verdict == 'violation' else 'pass':<10} {self.mechanism}: "
+                f"claimed (α={self.alpha:g}, ρ={self.claimed_rho:g})-RDP "
+                f"[⇒ (ε={self.implied_epsilon:.3g}, δ={self.implied_delta:g})], certified "
+                f"D_α ≥ {self.rho_lower_bound:.4g} at confidence {self.confidence:g}")
+        lines = [head]
+        w = self.witness
+        if w is not None:
+            lines += [f"           pair D={_short(w.D)}  D'={_short(w.D_prime)}",
+                      f"           event {w.event}",
+                      f"           counts {w.count_D}/{w.samples_D} under D vs "
+                      f"{w.count_D_prime}/{w.samples_D_prime} under D'"]
+        lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, "
+                     f"seed {self.seed}")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return jsonable({
+            "mechanism": self.mechanism, "verdict": self.verdict,
+            "claimed": {"rdp_alpha": self.alpha, "rdp_rho": self.claimed_rho,
+                        "implied_epsilon": self.implied_epsilon,
+                        "implied_delta": self.implied_delta},
+            "rho_lower_bound": self.rho_lower_bound, "confidence": self.confidence,
+            "samples": self.samples, "seconds": self.seconds, "seed": self.seed,
+            "witness": self.witness.as_dict() if self.witness else None})

@@ -106,3 +106,34 @@ def plug_in_epsilon(k_p, n_p, k_q, n_q, delta=0.0) -> float:
     if q == 0:
         return math.inf
     return math.log(p - delta) - math.log(q)
+
+
+def delta_lower_curve(k_p, k_q, n_p, n_q, epsilons, level):
+    """Certified δ(ε) ≥ max over events S_t of p_L(S_t) − e^ε q_U(S_t) (theory.md §2), for every ε
+    of the grid at once: if the CP bounds of all events hold, every point holds. `level` is per
+    bound; with T events use α/(2T) for a joint confidence of 1 − α."""
+    p_low = cp_lower(np.asarray(k_p), n_p, level)
+    q_high = cp_upper(np.asarray(k_q), n_q, level)
+    eps = np.asarray(epsilons, dtype=float)
+    return np.max(p_low[None, :] - np.exp(eps)[:, None] * q_high[None, :], axis=1)
+
+
+def epsilon_pvalue(k_p, n_p, k_q, n_q, epsilon, delta=0.0, fraction=0.5):
+    """p-value of H0 "P(S) ≤ e^ε Q(S) + δ" on one event counted on fresh samples (StatDP's
+    question, answered with the certified bound): the smallest α at which the Clopper–Pearson
+    bound ε_LB, each side at fraction·α, exceeds ε (fraction = ½ for one pre-chosen event; an
+    audit's witness uses its stage's share). Found by bisection on log α; 1 when never."""
+    def bound(a):
+        return float(certified_epsilon(k_p, n_p, k_q, n_q, delta, min(a * fraction, 0.5)))
+    if bound(1.0 - 1e-12) <= epsilon:
+        return 1.0
+    lo, hi = -40.0, 0.0  # log10 α
+    if bound(10 ** lo) > epsilon:
+        return 10 ** lo
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if bound(10 ** mid) > epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return 10 ** hi

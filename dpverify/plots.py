@@ -1,0 +1,117 @@
+"""Plots of an audit (matplotlib, Agg backend): they draw results, they never compute bounds."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from .region import boundary  # noqa: E402
+
+
+def _verdict_text(result) -> str:
+    claim = f"(ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})"
+    if result.verdict == "violation":
+        return (f"VIOLATION: not {claim}-DP; certified ε ≥ {result.epsilon_lower_bound:.3g} "
+                f"at confidence {result.confidence:g}")
+    return f"pass: no violation of {claim} found at this budget (not a proof)"
+
+
+def tradeoff_plot(result, path: Path, exact_tradeoff=None) -> None:
+    """Trade-off points of the witness's tests with their boxes over the claimed region."""
+    c = result.curves
+    fig, ax = plt.subplots(figsize=(6.4, 6.0), dpi=110)
+    a = np.linspace(0, 1, 501)
+    f = boundary(a, result.claimed_epsilon, result.claimed_delta)
+    ax.fill_between(a, f, 1, color="#cfe8cf", label=f"claimed region R(ε={result.claimed_epsilon:g}, "
+                                                     f"δ={result.claimed_delta:g})")
+    ax.plot(a, f, color="#2e7d32", lw=1.2)
+    if exact_tradeoff is not None:
+        ax.plot(a, exact_tradeoff(a), color="#1f4e9c", lw=1.5, ls="--",
+                label="exact trade-off curve of this mechanism")
+    for al, ah, bl, bh, out in zip(c.alpha_low, c.alpha_high, c.beta_low, c.beta_high,
+                                   c.outside):
+        ax.add_patch(Rectangle((al, bl), ah - al, bh - bl, fill=False, lw=0.8,
+                               ec="#c62828" if out else "#555555"))
+    outside = np.asarray(c.outside)
+    alpha, beta = np.asarray(c.alpha), np.asarray(c.beta)
+    ax.scatter(alpha[~outside], beta[~outside], s=12, color="#333333", zorder=3,
+               label="tests of the witness's score (boxes: Clopper–Pearson)")
+    if outside.any():
+        ax.scatter(alpha[outside], beta[outside], s=22, color="#c62828", zorder=4,
+                   label="box wholly outside the region: violation")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="false-positive rate α = P[M(D′) ∈ S]",
+           ylabel="false-negative rate β = P[M(D) ∉ S]",
+           title=f"{result.mechanism}: hypothesis tests D vs D′")
+    ax.legend(loc="upper right", fontsize=7.5, framealpha=0.9)
+    ax.text(0.02, 0.02, _verdict_text(result) + f"\nboxes jointly at confidence "
+            f"{c.box_confidence:.3g}", transform=ax.transAxes, fontsize=7.5,
+            bbox=dict(fc="white", ec="#999999"))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def delta_plot(result, path: Path) -> None:
+    """Certified lower bound on δ(ε) against ε, with the claim marked."""
+    c = result.curves
+    eps, low = np.asarray(c.epsilons), np.asarray(c.delta_lower)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    ax.plot(eps, np.maximum(low, 0), color="#1f4e9c", lw=1.6,
+            label="certified lower bound on δ(ε) (hockey-stick divergence)")
+    ax.axvline(result.claimed_epsilon, color="#555555", ls=":", lw=1)
+    ax.scatter([result.claimed_epsilon], [result.claimed_delta], color="#c62828", zorder=3,
+               label=f"claim (ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})")
+    ax.fill_between(eps, 0, result.claimed_delta, color="#cfe8cf", alpha=0.6,
+                    label="δ allowed by the claim")
+    ax.set(xlabel="ε", ylabel="δ(ε)", title=f"{result.mechanism}: privacy loss profile")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7.5)
+    ax.text(0.98, 0.95, _verdict_text(result), transform=ax.transAxes, fontsize=7, ha="right",
+            va="top", bbox=dict(fc="white", ec="#999999"))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def pvalue_plot(result, path: Path) -> None:
+    """StatDP's view: p-value of "ε-DP on the witness event" against the test ε."""
+    c = result.curves
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    pv = np.clip(np.asarray(c.pvalues), 1e-300, 1)
+    ax.semilogy(c.epsilons, pv, color="#1f4e9c", lw=1.6, label="p-value")
+    ax.axvline(result.claimed_epsilon, color="#c62828", ls="--", lw=1,
+               label=f"claimed ε = {result.claimed_epsilon:g}")
+    ax.axhline(1 - result.confidence, color="#555555", ls=":", lw=1,
+               label=f"significance {1 - result.confidence:g}")
+    ax.set(xlabel="test ε", ylabel="p-value of “ε-DP on the witness event”",
+           title=f"{result.mechanism}: p-value against ε")
+    ax.set_ylim(max(pv.min(), 1e-30) / 10, 2)
+    ax.legend(fontsize=7.5, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_plots(result, directory: Path, exact_tradeoff=None) -> list[str]:
+    """Write the PNGs for one audited mechanism; return their file names."""
+    if result.curves is None:
+        return []
+    names = {"tradeoff": tradeoff_plot, "delta_curve": delta_plot, "pvalue": pvalue_plot}
+    written = []
+    for stem, draw in names.items():
+        name = f"{stem}.png" if directory.name == result.mechanism else f"{stem}.png"
+        if stem == "tradeoff":
+            draw(result, directory / name, exact_tradeoff)
+        else:
+            draw(result, directory / name)
+        written.append(name)
+    return written
+
+
+__all__ = ["tradeoff_plot", "delta_plot", "pvalue_plot", "write_plots", "math"]

@@ -1,0 +1,107 @@
+"""Trade-off points, certified δ(ε), p-values, Rényi claims, composition and group privacy,
+checked against exact curves and known true ε (theory.md §1, §3)."""
+import math
+
+import numpy as np
+import pytest
+
+import dpverify
+from dpverify import compose, region
+from dpverify.pairs import at_distance
+from mechanisms_under_test import ZOO
+from mechanisms_under_test.basic import make_laplace
+
+
+@pytest.fixture(scope="module")
+def laplace_curves():
+    return dpverify.audit(make_laplace(1.0), curves=True, seed=1)
+
+
+def test_laplace_tradeoff_points_lie_on_the_exact_curve_within_their_boxes(laplace_curves):
+    c = laplace_curves.curves
+    exact = region.laplace_tradeoff(1.0)
+    assert len(c.alpha) >= 20 and not any(c.outside)
+    for al, ah, bl, bh in zip(c.alpha_low, c.alpha_high, c.beta_low, c.beta_high):
+        # the decreasing curve crosses the box [al, ah] × [bl, bh]
+        assert exact(al) >= bl - 1e-12 and exact(ah) <= bh + 1e-12
+
+
+def test_certified_delta_curve_never_exceeds_the_exact_one(laplace_curves):
+    c = laplace_curves.curves
+    eps = np.asarray(c.epsilons)
+    exact = np.where(eps <= 1.0, 1 - np.exp((eps - 1.0) / 2), 0.0)  # theory.md §3
+    assert np.all(np.asarray(c.delta_lower) <= exact + 1e-12)
+    # and it is close where δ(ε) is large: within 0.02 at ε = 0
+    assert c.delta_lower[0] >= exact[0] - 0.02
+
+
+@pytest.mark.parametrize("name", ["svt5", "rnm3"])
+def test_broken_mechanisms_have_a_box_wholly_outside_the_region(name):
+    res = dpverify.audit(ZOO[name], curves=True)
+    assert res.verdict == "violation" and any(res.curves.outside)
+
+
+def test_pvalues_against_epsilon():
+    res = dpverify.audit(ZOO["rnm3"], curves=True)
+    eps, pv = np.asarray(res.curves.epsilons), np.asarray(res.curves.pvalues)
+    assert np.all(np.diff(pv) >= -1e-12)                 # larger test ε: weaker evidence
+    at_claim = pv[np.argmin(np.abs(eps - res.claimed_epsilon))]
+    assert at_claim < 1 - res.confidence                  # the violation, seen as a test
+    correct = dpverify.audit(make_laplace(1.0), curves=True, seed=2)
+    assert correct.curves.pvalues[np.argmin(np.abs(np.asarray(correct.curves.epsilons) - 1.0))] \
+        >= 1 - correct.confidence
+
+
+def test_region_maths():
+    assert region.boundary(0.0, 1.0) == pytest.approx(1.0)
+    # the boundary kinks where both inequalities bind: α = (1 − δ)/(1 + e^ε)
+    a = 1 / (1 + math.e)
+    assert region.boundary(a, 1.0) == pytest.approx(a)
+    assert bool(region.box_outside(0.01, 0.5, 1.0))      # 0.01 + e·0.5 ≥ 1 but e·0.01 + .5 < 1
+    assert not bool(region.box_outside(0.2, 0.5, 1.0))
+    rr = region.randomized_response_tradeoff(1.0)        # binary RR is exactly f_{ε,0}
+    alphas = np.linspace(0, 1, 11)
+    np.testing.assert_allclose(rr(alphas), region.boundary(alphas, 1.0), atol=1e-12)
+
+
+def gaussian_rdp(sigma):
+    @dpverify.mechanism(rdp=(2.0, 2.0 / (2 * 1.0 ** 2)), pairs=[(0.0, 1.0)])
+    def gaussian(data, rng, size):                         # D_2 = α Δ²/(2σ²) = 1 at σ = 1
+        return data + rng.normal(0, sigma, size)
+    return gaussian
+
+
+def test_rdp_claims():
+    right = dpverify.audit(gaussian_rdp(1.0))
+    assert right.verdict == "pass" and 0 < right.rho_lower_bound <= 1.0
+    half = dpverify.audit(gaussian_rdp(0.5))               # true D_2 = 4
+    assert half.verdict == "violation" and 1.0 < half.rho_lower_bound <= 4.0
+    assert right.implied_epsilon == pytest.approx(1 + math.log(0.5) - (math.log(1e-5)
+                                                                       + math.log(2)))
+
+
+def test_sequential_composition_against_the_theorem():
+    part = make_laplace(1.0)
+    both = compose.sequential(part, make_laplace(1.0))
+    assert (both.epsilon, both.delta) == (2.0, 0.0)
+    summed = dpverify.audit(both, samples=1 << 20)
+    assert summed.verdict == "pass" and summed.epsilon_lower_bound <= 2.0
+    alone = dpverify.audit(both, epsilon=part.epsilon, samples=1 << 20)
+    assert alone.verdict == "violation" and 1.0 < alone.epsilon_lower_bound <= 2.0
+
+
+def test_parallel_composition_claim():
+    a, b = make_laplace(1.0), make_laplace(0.5)
+    par = compose.parallel([a, b], lambda d: (d[0], d[1]),
+                           pairs=[((0.0, 0.0), (1.0, 0.0)), ((0.0, 0.0), (0.0, 1.0))])
+    assert par.epsilon == 1.0
+    assert dpverify.audit(par, samples=1 << 18).verdict == "pass"
+
+
+def test_group_privacy_pairs():
+    lap = make_laplace(1.0)
+    pairs = at_distance([(0.0, 2.0)], 2)                   # true ε = 2 on inputs 2 apart
+    grouped = dpverify.audit(lap, pairs=pairs, samples=1 << 18)
+    assert grouped.claimed_epsilon == 2.0 and grouped.verdict == "pass"
+    assert dpverify.audit(lap, pairs=[(0.0, 2.0)], samples=1 << 18).verdict == "violation"
+    assert compose.group_claim(0.5, 1e-6, 3) == (1.5, pytest.approx(3 * math.exp(1.0) * 1e-6))
