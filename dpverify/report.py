@@ -80,7 +80,7 @@ padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{borde
 padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}.violation{color:#b71c1c;
 font-weight:bold}.pass{color:#1b5e20;font-weight:bold}.note{background:#fffbe6;border:1px solid
 #e6d58a;padding:.6em 1em}img{max-width:49%;border:1px solid #ddd;margin:2px}code{background:#f4f4f4;
-padding:1px 4px}"""
+padding:1px 4px}pre{white-space:pre-wrap}"""
 
 
 def _esc(value) -> str:

@@ -12,14 +12,15 @@ def fmt(x) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
-def declare(fn, *, epsilon, delta=0.0, pairs, name, doc):
+def declare(fn, *, epsilon, delta=0.0, pairs, name, doc, exact_tradeoff=None):
     """Give ``fn`` its per-instance docstring, then wrap it with ``@dpverify.mechanism``.
 
     The docstring is set on the function before decorating because the resulting
     ``dpverify.Mechanism`` is a frozen dataclass that copies ``__doc__`` at creation.
     """
     fn.__doc__ = doc
-    return dpverify.mechanism(epsilon=epsilon, delta=delta, pairs=pairs, name=name)(fn)
+    return dpverify.mechanism(epsilon=epsilon, delta=delta, pairs=pairs, name=name,
+                              exact_tradeoff=exact_tradeoff)(fn)
 
 
 def doc(title: str, claim_eps, true_eps, claim_delta=0.0, notes: str = "") -> str:

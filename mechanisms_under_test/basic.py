@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from dpverify import region
+
 from ._common import declare, doc
 
 
@@ -33,6 +35,7 @@ def make_laplace(epsilon, sensitivity=1.0, claim=None, name="laplace"):
         return float(data) + rng.laplace(0.0, scale, size=size)
 
     return declare(laplace, epsilon=claimed, pairs=[(0.0, sensitivity)], name=name,
+                   exact_tradeoff=region.laplace_tradeoff(sensitivity / scale),
                    doc=doc(f"Laplace mechanism: D + Lap({scale:g}), sensitivity {sensitivity:g}. "
                            "Output: float array (size,).", claimed, epsilon))
 
@@ -87,6 +90,7 @@ def make_gaussian(epsilon, delta, sensitivity=1.0, name="gaussian"):
         return float(data) + rng.normal(0.0, sigma, size=size)
 
     return declare(gaussian, epsilon=epsilon, delta=delta, pairs=[(0.0, sensitivity)], name=name,
+                   exact_tradeoff=region.gaussian_tradeoff(sensitivity / sigma),
                    doc=doc(f"Gaussian mechanism, classic calibration: D + N(0, {sigma:.6g}²). "
                            "Output: float array (size,).", epsilon,
                            gaussian_true_epsilon(sigma, delta, sensitivity), claim_delta=delta,
@@ -127,10 +131,44 @@ def make_randomized_response(epsilon, k=2, name="randomized_response"):
         return np.where(kept, value, other).astype(np.int64)
 
     return declare(randomized_response, epsilon=epsilon, pairs=[(0, 1)], name=name,
+                   exact_tradeoff=region.randomized_response_tradeoff(epsilon, k),
                    doc=doc(f"{k}-ary randomized response, keep probability {keep:.6g}. "
+                           "Output: int64 array (size,).", epsilon, epsilon))
+
+
+
+# --------------------------------------------------------------------------------------------
+# Two-sided geometric (discrete Laplace)
+# --------------------------------------------------------------------------------------------
+
+def make_geometric(epsilon, name="geometric"):
+    """Two-sided geometric mechanism (Ghosh, Roughgarden, Sundararajan, STOC 2009), also called
+    discrete Laplace: D + Z with P(Z = z) ∝ e^{−ε|z|} on the integers.
+
+    ``data`` is an int; the output is an int64 array of shape (size,). Z is drawn as G1 − G2
+    with G1, G2 iid geometric on {0, 1, …} with success probability 1 − e^{−ε}, which gives
+    P(Z = z) = (1 − a)/(1 + a) · a^{|z|}, a = e^{−ε}. Neighbours: the pair (0, 1) (sensitivity
+    1). Exactly epsilon-DP; its δ(ε') curve equals binary randomized response at epsilon
+    (theory.md §3).
+    """
+    epsilon = float(epsilon)
+    if not epsilon > 0:
+        raise ValueError(f"the geometric mechanism needs epsilon > 0, got {epsilon!r}")
+    p = -math.expm1(-epsilon)  # 1 − e^{−ε}, accurate for small ε
+
+    def geometric(data, rng, size):
+        # numpy's geometric counts trials up to the first success, on {1, 2, …}; the shifts to
+        # {0, 1, …} (−1 on each draw) cancel in the difference.
+        z = rng.geometric(p, size=size) - rng.geometric(p, size=size)
+        return (int(data) + z).astype(np.int64)
+
+    return declare(geometric, epsilon=epsilon, pairs=[(0, 1)], name=name,
+                   doc=doc(f"Two-sided geometric (discrete Laplace) mechanism: D + Z, "
+                           f"P(Z = z) ∝ exp(−{epsilon:g}|z|), sensitivity 1. "
                            "Output: int64 array (size,).", epsilon, epsilon))
 
 
 laplace = make_laplace(0.1)
 gaussian = make_gaussian(0.5, 1e-5)
 randomized_response = make_randomized_response(0.5)
+geometric = make_geometric(0.5)

@@ -100,3 +100,17 @@ def test_console_script_on_a_bundled_mechanism(tmp_path):
     assert "VIOLATION  noisy_hist2" in proc.stdout
     assert "noisy_hist2: violation" in (report / "report.md").read_text()
     assert json.loads((report / "result.json").read_text())["results"][0]["verdict"] == "violation"
+
+
+def test_report_is_self_contained_with_readable_plots(mech_file, tmp_path, capsys):
+    report = tmp_path / "rep"
+    assert main(["audit", f"{mech_file}:bad_laplace", "--samples", "16384", "--jobs", "1",
+                 "--report", str(report)]) == 1
+    for name in ("index.html", "report.md", "result.json", "tradeoff.png", "delta_curve.png",
+                 "pvalue.png"):
+        assert (report / name).stat().st_size > 0, name
+    page = (report / "index.html").read_text()
+    assert "http://" not in page and "https://" not in page and "src=\"data:image/png;base64," in page
+    assert page.count("<img") == 3 and "violation" in page
+    curves = json.loads((report / "result.json").read_text())["results"][0]["curves"]
+    assert any(curves["outside"])  # claim 0.2 against a true epsilon of 1: boxes outside R

@@ -24,6 +24,7 @@ EXPECTED = {
     "laplace": ("f", ()),
     "gaussian": ("f", ()),
     "randomized_response": ("i", ()),
+    "geometric": ("i", ()),
     "svt1": ("i", (10,)),
     "svt2": ("i", (10,)),
     "svt3": ("f", (10,)),  # masked array
