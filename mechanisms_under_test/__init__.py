@@ -29,19 +29,19 @@ from __future__ import annotations
 import math
 
 from . import basic, histogram, noisy_max, svt
-from .basic import gaussian, laplace, randomized_response
+from .basic import gaussian, geometric, laplace, randomized_response
 from .histogram import noisy_hist1, noisy_hist2
 from .noisy_max import rnm1, rnm2, rnm3, rnm4
 from .svt import svt1, svt2, svt3, svt4, svt5, svt6
 
 ZOO = {m.name: m for m in (
-    laplace, gaussian, randomized_response,
+    laplace, gaussian, randomized_response, geometric,
     svt1, svt2, svt3, svt4, svt5, svt6,
     rnm1, rnm2, rnm3, rnm4,
     noisy_hist1, noisy_hist2,
 )}
 
-CORRECT = frozenset({"laplace", "gaussian", "randomized_response", "svt1", "svt2",
+CORRECT = frozenset({"laplace", "gaussian", "randomized_response", "geometric", "svt1", "svt2",
                      "rnm1", "rnm2", "noisy_hist1"})
 
 TRUE_EPSILON = {
@@ -49,6 +49,7 @@ TRUE_EPSILON = {
     # Smallest ε with δ(ε) ≤ 1e-5 on the exact Gaussian curve (Balle & Wang 2018); claim is 0.5.
     "gaussian": basic.gaussian_true_epsilon(basic.gaussian_sigma(0.5, 1e-5), 1e-5),
     "randomized_response": 0.5,
+    "geometric": 0.5,
     "svt1": 0.1,
     "svt2": 0.1,
     "svt3": 0.5,          # ∞ as queries grow; 10 queries · ε₂ / c = 0.5 here
