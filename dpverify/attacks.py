@@ -66,7 +66,18 @@ class KeyLikelihoodRatio(ScoreModel):
     keys: np.ndarray          # sorted int64 output keys seen while learning
     log_ratio: np.ndarray     # smoothed ln n_D(o)/n_D'(o) per key
     examples: dict = field(default_factory=dict)  # key → a readable example output
+    counts: tuple = ()        # (n_D(o), n_D'(o)) per key on the learning half, for the loss view
     kind: str = "discrete likelihood ratio"
+
+    def privacy_loss(self, sign: int) -> dict:
+        """Plug-in privacy-loss distribution L = ln p(o)/q(o) under the favoured input (sign +1:
+        D), from the learning half of the search sample: an estimate, not a bound."""
+        c_p, c_q = self.counts if sign > 0 else self.counts[::-1]
+        seen = c_p > 0
+        with np.errstate(divide="ignore"):
+            loss = np.log(c_p[seen] / c_p.sum()) - np.log(c_q[seen] / max(c_q.sum(), 1))
+        order = np.argsort(loss)
+        return {"loss": loss[order].tolist(), "probability": (c_p[seen] / c_p.sum())[order].tolist()}
 
     def score(self, enc):
         pos = np.searchsorted(self.keys, enc.keys)
@@ -184,7 +195,7 @@ def learn_key_ratio(a: Encoded, b: Encoded) -> KeyLikelihoodRatio:
     examples = {}
     if both.X.shape[1] <= 16 and len(keys) <= 4096:
         examples = {int(keys[u]): _readable(both, i) for u, i in zip(range(len(keys)), first)}
-    return KeyLikelihoodRatio(keys, ratio, examples)
+    return KeyLikelihoodRatio(keys, ratio, examples, (c_a, c_b))
 
 
 def _quantile_edges(values: np.ndarray, n_bins: int) -> np.ndarray:

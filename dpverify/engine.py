@@ -145,7 +145,9 @@ def _grid_counts(cands, i, counts_p, counts_q, n, fraction):
     start = len(cands) + sum(len(c.grid) for c in cands[:i] if c.grid is not None)
     stop = start + len(cand.grid)
     return {"thresholds": cand.grid, "k_p": counts_p[start:stop], "k_q": counts_q[start:stop],
-            "n": n, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction}
+            "n": n, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
+            "privacy_loss": (cand.model.privacy_loss(cand.sign)
+                             if hasattr(cand.model, "privacy_loss") else None)}
 
 
 def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
@@ -175,7 +177,7 @@ def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) ->
         epsilons=tuple(map(float, eps_grid)),
         delta_lower=tuple(map(float, delta_lower_curve(k_p, k_q, n, n, eps_grid,
                                                        2 * box_level))),
-        pvalues=tuple(map(float, pvalues)))
+        pvalues=tuple(map(float, pvalues)), privacy_loss=grid["privacy_loss"])
 
 
 def _resolution(claim: float, witness: Witness | None) -> float:

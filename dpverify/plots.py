@@ -1,7 +1,6 @@
 """Plots of an audit (matplotlib, Agg backend): they draw results, they never compute bounds."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib
@@ -98,6 +97,29 @@ def pvalue_plot(result, path: Path) -> None:
     plt.close(fig)
 
 
+def privacy_loss_plot(result, path: Path) -> None:
+    """Discrete outputs: the plug-in distribution of the privacy loss ln p(o)/q(o) under D."""
+    loss = result.curves.privacy_loss
+    L = np.asarray(loss["loss"])
+    P = np.asarray(loss["probability"])
+    finite = np.isfinite(L)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    ax.vlines(L[finite], 0, P[finite], color="#1f4e9c", lw=2, label="P[M(D) = o] at loss L(o)")
+    if (~finite).any():
+        ax.text(0.98, 0.80, f"L = +∞ (never seen under D′): mass {P[~finite].sum():.3g}",
+                transform=ax.transAxes, ha="right", fontsize=8, color="#c62828")
+    for x in (-result.claimed_epsilon, result.claimed_epsilon):
+        ax.axvline(x, color="#c62828", ls="--", lw=1)
+    ax.axvspan(-result.claimed_epsilon, result.claimed_epsilon, color="#cfe8cf", alpha=0.5,
+               label=f"|L| ≤ claimed ε = {result.claimed_epsilon:g}")
+    ax.set(xlabel="privacy loss L(o) = ln P[M(D) = o] / P[M(D′) = o]", ylabel="probability",
+           title=f"{result.mechanism}: privacy-loss distribution (plug-in estimate, not a bound)")
+    ax.legend(fontsize=7.5, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def write_plots(result, directory: Path, exact_tradeoff=None) -> list[str]:
     """Write the PNGs for one audited mechanism; return their file names."""
     if result.curves is None:
@@ -105,13 +127,16 @@ def write_plots(result, directory: Path, exact_tradeoff=None) -> list[str]:
     names = {"tradeoff": tradeoff_plot, "delta_curve": delta_plot, "pvalue": pvalue_plot}
     written = []
     for stem, draw in names.items():
-        name = f"{stem}.png" if directory.name == result.mechanism else f"{stem}.png"
+        name = f"{stem}.png"
         if stem == "tradeoff":
             draw(result, directory / name, exact_tradeoff)
         else:
             draw(result, directory / name)
         written.append(name)
+    if result.curves.privacy_loss:
+        privacy_loss_plot(result, directory / "privacy_loss.png")
+        written.append("privacy_loss.png")
     return written
 
 
-__all__ = ["tradeoff_plot", "delta_plot", "pvalue_plot", "write_plots", "math"]
+__all__ = ["tradeoff_plot", "delta_plot", "pvalue_plot", "privacy_loss_plot", "write_plots"]

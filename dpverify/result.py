@@ -92,6 +92,7 @@ class PrivacyCurves:
     epsilons: tuple
     delta_lower: tuple
     pvalues: tuple
+    privacy_loss: dict | None = None  # discrete outputs: plug-in {"loss", "probability"} under D
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,12 @@ def test_group_privacy_pairs():
     assert grouped.claimed_epsilon == 2.0 and grouped.verdict == "pass"
     assert dpverify.audit(lap, pairs=[(0.0, 2.0)], samples=1 << 18).verdict == "violation"
     assert compose.group_claim(0.5, 1e-6, 3) == (1.5, pytest.approx(3 * math.exp(1.0) * 1e-6))
+
+
+def test_privacy_loss_distribution_for_discrete_outputs():
+    from mechanisms_under_test.basic import make_randomized_response
+    res = dpverify.audit(make_randomized_response(1.0), curves=True, samples=1 << 18)
+    loss = res.curves.privacy_loss
+    assert loss is not None and sum(loss["probability"]) == pytest.approx(1.0)
+    # binary randomized response at ε = 1: the loss is ±1, up to sampling error
+    np.testing.assert_allclose(np.abs(loss["loss"]), 1.0, atol=0.05)
