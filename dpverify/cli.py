@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -90,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(text: str) -> None:
+    """Print to stdout; if the reader went away (`| head`), keep auditing silently so the exit
+    code still tells the verdict."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        sys.stdout = open(os.devnull, "w")
+
+
 def _error_entry(name: str, message: str) -> dict:
     return {"mechanism": name, "verdict": "error", "error": message}
 
@@ -135,7 +145,7 @@ def run_audit(args) -> int:
             entries.append(_error_entry(mech.name, str(exc)))
             code = EXIT_ERROR
             continue
-        print(result.summary(), flush=True)
+        _say(result.summary())
         results.append(result)
         audited.append(mech)
         entries.append(result.as_dict())
@@ -159,8 +169,8 @@ def run_audit(args) -> int:
     if args.report:
         write_report(Path(args.report), document, results, audited)
     n_viol = sum(r.verdict == "violation" for r in results)
-    print(f"\n{len(mechanisms)} mechanism(s): {n_viol} violation(s), "
-          f"{len(results) - n_viol} pass(es), {len(mechanisms) - len(results)} error(s)")
+    _say(f"\n{len(mechanisms)} mechanism(s): {n_viol} violation(s), "
+         f"{len(results) - n_viol} pass(es), {len(mechanisms) - len(results)} error(s)")
     return code
 
 
@@ -178,6 +188,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("dpverify: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
     return EXIT_ERROR
 
 
