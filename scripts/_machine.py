@@ -29,3 +29,17 @@ def load_average():
         return [round(x, 2) for x in os.getloadavg()]
     except (OSError, AttributeError):
         return None
+
+
+def machine_meta() -> dict:
+    """The facts every report records about where it ran."""
+    import datetime as dt
+
+    import numpy as np
+
+    return {"platform": platform.platform(), "cpu_model": cpu_model(),
+            "cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "scipy": package_version("scipy"),
+            "joblib": package_version("joblib"), "dpverify": package_version("dpverify"),
+            "date": dt.datetime.now(dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
+            "load_average_at_start": load_average()}

@@ -46,10 +46,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -63,7 +60,7 @@ from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
 import dpverify  # noqa: E402
 from dpverify.result import jsonable  # noqa: E402
-from _machine import cpu_model, load_average, package_version  # noqa: E402
+from _machine import load_average, machine_meta, package_version  # noqa: E402
 from mechanisms_under_test.basic import (make_geometric, make_laplace,  # noqa: E402
                                          make_randomized_response)
 
@@ -378,15 +375,9 @@ def main(argv=None) -> int:
         print(msg, flush=True)
 
     meta = {
-        "platform": platform.platform(),
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
+        **machine_meta(),
         "statsmodels": package_version("statsmodels"),
         "matplotlib": matplotlib.__version__,
-        "dpverify": getattr(dpverify, "__version__", None),
-        "date": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
         "runs": args.runs,
         "samples": args.samples,
         "confidence": args.confidence,

@@ -39,10 +39,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -51,7 +49,7 @@ import numpy as np
 
 import dpverify
 from dpverify.result import jsonable
-from _machine import cpu_model, load_average, package_version
+from _machine import load_average, machine_meta, package_version
 from mechanisms_under_test.basic import make_laplace
 
 TARGET_RATIO = 1.5
@@ -192,14 +190,8 @@ def main(argv=None) -> int:
         print(msg, flush=True)
 
     meta = {
-        "platform": platform.platform(),
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
+        **machine_meta(),
         "joblib": package_version("joblib"),
-        "dpverify": getattr(dpverify, "__version__", None),
-        "date": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
         "samples": args.samples,
         "mechanism": "make_laplace(1.0), claimed epsilon 1.0",
         "numpy_chunk": NUMPY_CHUNK,
