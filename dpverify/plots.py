@@ -92,6 +92,8 @@ def pvalue_plot(result, path: Path) -> None:
            title=f"{result.mechanism}: p-value against ε")
     ax.set_ylim(max(pv.min(), 1e-30) / 10, 2)
     ax.legend(fontsize=7.5, loc="lower right")
+    ax.text(0.02, 0.97, _verdict_text(result), transform=ax.transAxes, fontsize=7, va="top",
+            bbox=dict(fc="white", ec="#999999"))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -115,6 +117,8 @@ def privacy_loss_plot(result, path: Path) -> None:
     ax.set(xlabel="privacy loss L(o) = ln P[M(D) = o] / P[M(D′) = o]", ylabel="probability",
            title=f"{result.mechanism}: privacy-loss distribution (plug-in estimate, not a bound)")
     ax.legend(fontsize=7.5, loc="upper left")
+    ax.text(0.02, 0.70, _verdict_text(result), transform=ax.transAxes, fontsize=7, va="top",
+            bbox=dict(fc="white", ec="#999999"))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -128,3 +128,21 @@ def test_progress_line_only_when_asked_and_after_a_delay(capsys, monkeypatch):
 def test_time_limit_must_be_positive():
     with pytest.raises(dpverify.InvalidClaimError, match="time_limit"):
         dpverify.audit(hangs_on_one, pairs=PAIRS, epsilon=1.0, time_limit=0)
+
+
+def test_cli_scheduler_flag_runs_on_an_existing_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from dpverify.cli import main
+
+    target = "mechanisms_under_test.noisy_max:rnm3"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        code = main(["audit", target, "--samples", "65536", "--scheduler",
+                     cluster.scheduler_address, "--json", str(tmp_path / "remote.json")])
+    assert code == 1
+    assert main(["audit", target, "--samples", "65536", "--jobs", "1",
+                 "--json", str(tmp_path / "local.json")]) == 1
+    remote, local = (json.loads((tmp_path / f"{n}.json").read_text())["results"][0]
+                     for n in ("remote", "local"))
+    remote.pop("seconds"), local.pop("seconds")
+    assert remote == local
