@@ -191,7 +191,7 @@ def _resolution(claim: float, witness: Witness | None) -> float:
 
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
-          progress=None, curves=False) -> AuditResult:
+          progress=None, curves=False, stop_early=True) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -204,6 +204,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     progress: a progress line on stderr (default: when stderr is a terminal, not under pytest,
     shown once the audit has run two seconds).
     Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
+    stop_early: stop at the first stage that certifies a violation (default). False runs every
+    stage and reports the largest certified bound, for measuring how broken a mechanism is.
     curves: also count the witness's score at a grid of thresholds chosen on search data and
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     """
@@ -291,7 +293,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                                       counts[p, 1 - cand.direction], n_j,
                                                       level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(chosen.events), stage_best))
-                if best is not None and best.epsilon_lower_bound > eps:
+                if stop_early and best is not None and best.epsilon_lower_bound > eps:
                     break
         except KeyboardInterrupt:
             interrupted = True  # keep what was certified so far

@@ -97,3 +97,12 @@ def test_result_is_json_ready_and_readable():
     w = d["witness"]
     assert w["count_D"] / w["samples_D"] > w["count_D_prime"] / w["samples_D_prime"]
     assert "VIOLATION" in res.summary() and "event" in res.summary()
+
+
+def test_without_early_stop_a_violation_is_measured_to_the_full_budget():
+    kw = dict(pairs=[(0.0, 1.0)], epsilon=0.5, n_jobs=1, samples=1 << 16)
+    early = dpverify.audit(laplace, **kw)
+    full = dpverify.audit(laplace, stop_early=False, **kw)
+    assert early.verdict == full.verdict == "violation"
+    assert len(full.stages) > len(early.stages)
+    assert early.epsilon_lower_bound < full.epsilon_lower_bound <= 1.0
