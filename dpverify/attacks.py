@@ -6,6 +6,8 @@ ratio, so every attack here estimates (a monotone transform of) it:
 - `KeyLikelihoodRatio`: discrete outputs (indices, ⊤/⊥ vectors, tuples) ordered by their
   smoothed plug-in ratio (n_D(o) + ½)/(n_D'(o) + ½);
 - `Coordinate`: one numeric coordinate, giving half-lines {x_j ≥ t} and {x_j ≤ t};
+- `LinearScore`: a linear discriminant over the numeric coordinates, for small shifts spread
+  over many coordinates;
 - `BinnedLikelihoodRatio`: per output skeleton (⊥ pattern, length), the skeleton's ratio plus,
   for each numeric coordinate, the ratio of its quantile bin (naive Bayes: exact for independent
   coordinates; for one coordinate these are likelihood-ratio-ordered bins, which catch ratios
@@ -179,6 +181,41 @@ class BinnedLikelihoodRatio(ScoreModel):
                 f"({len(self.skeletons)} output skeleton(s), {n_coords} binned coordinate(s))")
 
 
+@dataclass
+class LinearScore(ScoreModel):
+    """s(o) = Σ_j w_j x_j over numeric coordinates (absent ones count 0), with w the diagonal
+    linear-discriminant direction (mean_D − mean_D')/variance learned on search data. Exact
+    likelihood-ratio order for independent Gaussian coordinates, and the right statistic when a
+    small shift is spread over many coordinates (e.g. many noisy releases of one value)."""
+
+    weights: np.ndarray
+    kind: str = "linear score"
+
+    def score(self, enc):
+        d = min(enc.X.shape[1], len(self.weights))
+        return np.nan_to_num(enc.X[:, :d], nan=0.0) @ self.weights[:d]
+
+    def describe(self, sign, threshold):
+        rel = "≥" if sign > 0 else "≤"
+        w = ", ".join(f"{x:.3g}" for x in self.weights[:6]) + (", …" if len(self.weights) > 6 else "")
+        return f"linear score Σ w_j·output[j] {rel} {sign * threshold:.6g} (w = {w})"
+
+
+def learn_linear_score(a: Encoded, b: Encoded) -> LinearScore | None:
+    d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
+    if d < 2:
+        return None
+    xa = np.nan_to_num(a.X[:, :d].astype(np.float64), nan=0.0)
+    xb = np.nan_to_num(b.X[:, :d].astype(np.float64), nan=0.0)
+    var = (xa.var(axis=0) + xb.var(axis=0)) / 2
+    ok = var > 0
+    if not ok.any():
+        return None
+    w = np.zeros(d)
+    w[ok] = (xa.mean(axis=0) - xb.mean(axis=0))[ok] / var[ok]
+    return LinearScore(w) if np.any(w != 0) else None
+
+
 def _readable(enc: Encoded, i: int) -> str:
     x = enc.X[i]
     x = x[~np.isnan(x)]
@@ -259,6 +296,9 @@ def learn_models(a: Encoded, b: Encoded) -> list[ScoreModel]:
     binned = learn_binned_ratio(a, b)
     if binned is not None:
         models.append(binned)
+    linear = learn_linear_score(a, b)
+    if linear is not None:
+        models.append(linear)
     return models
 
 
