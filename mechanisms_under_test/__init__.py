@@ -8,10 +8,13 @@ follow the DP-Sniper benchmark (reference/anchors.md): claimed ε = 0.1 unless n
 
 Modules (each also exports ``make_*`` factories for other parameters):
 
-- ``basic``      Laplace, Gaussian (classic calibration), k-ary randomized response (theory.md §3).
+- ``basic``      Laplace, Gaussian (classic calibration), k-ary randomized response, two-sided
+                 geometric (theory.md §3).
 - ``svt``        sparse vector technique, Algorithms 1-6 of Lyu, Su, Li, PVLDB 2017 (theory.md §4).
 - ``noisy_max``  Report Noisy Max 1-4 over 5 queries (theory.md §4).
 - ``histogram``  NoisyHist1 (correct) and NoisyHist2 (inverted scale) over 5 bins (theory.md §4).
+- ``dpsniper``   the rest of the DP-Sniper benchmark (truncated geometric, RAPPOR, LaplaceParallel,
+                 SVT34Parallel, PrefixSum, NumericalSVT), kept out of ``ZOO``: see its ``DPSNIPER``.
 
 Output encodings: Laplace/Gaussian and RNM3/4 give float arrays (size,); randomized response and
 RNM1/2 give int64 arrays (size,); histograms give float arrays (size, 5); SVT1, 2, 4, 5, 6 give
