@@ -49,6 +49,10 @@ PUBLISHED = {
 }
 
 
+# Published figures the anchors mark as unsound (events chosen on the data that tested them).
+UNSOUND = {("noisy_hist2", "statdp")}
+
+
 def registry():
     mechs, truth = dict(ZOO), dict(TRUE_EPSILON)
     try:
@@ -81,7 +85,9 @@ def main(argv=None) -> int:
     for name in names:
         r = dpverify.audit(mechs[name], confidence=args.confidence, stop_early=False)
         paper, lr, nn, statdp = PUBLISHED[name]
-        best_published = max(x for x in (lr, nn, statdp) if x is not None and x <= truth[name])
+        sound = [x for tool, x in (("lr", lr), ("nn", nn), ("statdp", statdp))
+                 if x is not None and x <= truth[name] and (name, tool) not in UNSOUND]
+        best_published = max(sound)
         row = {"mechanism": name, "paper_name": paper, "true_epsilon": truth[name],
                "verdict": r.verdict, "epsilon_lower_bound": r.epsilon_lower_bound,
                "dpsniper_lr": lr, "dpsniper_nn": nn, "statdp": statdp,
