@@ -212,8 +212,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
     if epsilon is None and mech.epsilon is None and mech.rdp is not None:
+        if curves or not stop_early:
+            raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
+                                    f"{mech.name!r} declares an RDP claim")
         return audit_rdp(mech, pairs=pairs, confidence=confidence, samples=samples, seed=seed,
-                         n_jobs=n_jobs, backend=backend)
+                         n_jobs=n_jobs, backend=backend, time_limit=time_limit)
     eps = epsilon if epsilon is not None else mech.epsilon
     if eps is None:
         raise InvalidClaimError(f"no epsilon claimed for {mech.name!r}: pass epsilon= to audit() "
@@ -317,7 +320,7 @@ RDP_SEARCH_SAMPLES = 1 << 17
 
 
 def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, seed=0,
-              n_jobs=-1, backend=None, implied_delta=1e-5) -> RenyiAuditResult:
+              n_jobs=-1, backend=None, implied_delta=1e-5, time_limit=None) -> RenyiAuditResult:
     """Audit an (α, ρ)-RDP claim: one event per pair and direction is chosen on a search sample
     (learned scores, as for ε), the best is counted on a fresh sample, and its two-cell Rényi
     divergence is bounded below over the Clopper–Pearson box (renyi.renyi_lower_bound). The
@@ -331,7 +334,9 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
     n = int(samples or (DEFAULT_SAMPLES_BATCHED // 4 if mech.batched else DEFAULT_SAMPLES_SCALAR))
     level = (1.0 - confidence) / 4
     m = min(RDP_SEARCH_SAMPLES, n)
-    with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend) as sampler:
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+    with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend,
+                 deadline=deadline) as sampler:
         for p in range(len(pair_list)):
             check_uses_rng(sampler, p, 0), check_uses_rng(sampler, p, 1)
         tasks = [t for p in range(len(pair_list)) for s in (0, 1)

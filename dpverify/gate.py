@@ -49,7 +49,7 @@ import numpy as np
 
 from . import __version__
 from .errors import DpVerifyError, InvalidClaimError, TargetError
-from .loading import _module_from_path, mechanisms_in, resolve_target
+from .loading import module_from_path, mechanisms_in, resolve_target
 from .mechanism import Mechanism, validate_claim
 from .result import AuditResult, jsonable
 
@@ -193,7 +193,7 @@ def _directory_mechanisms(directory: Path) -> list[Mechanism]:
     found = []
     for path in sorted(directory.glob("*.py")):
         if path.name != "__init__.py":
-            found += mechanisms_in(_module_from_path(path))
+            found += mechanisms_in(module_from_path(path))
     if not found:
         raise TargetError(f"directory {directory} holds no @dpverify.mechanism in its .py files")
     return found

@@ -10,7 +10,7 @@ from .errors import TargetError
 from .mechanism import Mechanism, as_mechanism
 
 
-def _module_from_path(path: Path):
+def module_from_path(path: Path):
     path = path.resolve()
     if not path.is_file():
         raise TargetError(f"no such file: {path}; give a path to a .py file, optionally with "
@@ -40,7 +40,7 @@ def _module_from_path(path: Path):
 
 def _module(spec: str):
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
-        return _module_from_path(Path(spec))
+        return module_from_path(Path(spec))
     try:
         return importlib.import_module(spec)
     except ImportError as exc:

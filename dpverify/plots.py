@@ -21,6 +21,17 @@ def _verdict_text(result) -> str:
     return f"pass: no violation of {claim} found at this budget (not a proof)"
 
 
+def _verdict_box(ax, result, x: float, y: float, extra: str = "", **kw) -> None:
+    ax.text(x, y, _verdict_text(result) + extra, transform=ax.transAxes, fontsize=7,
+            bbox=dict(fc="white", ec="#999999"), **kw)
+
+
+def _save(fig, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def tradeoff_plot(result, path: Path, exact_tradeoff=None) -> None:
     """Trade-off points of the witness's tests with their boxes over the claimed region."""
     c = result.curves
@@ -48,12 +59,8 @@ def tradeoff_plot(result, path: Path, exact_tradeoff=None) -> None:
            ylabel="false-negative rate β = P[M(D) ∉ S]",
            title=f"{result.mechanism}: hypothesis tests D vs D′")
     ax.legend(loc="upper right", fontsize=7.5, framealpha=0.9)
-    ax.text(0.02, 0.02, _verdict_text(result) + f"\nboxes jointly at confidence "
-            f"{c.box_confidence:.3g}", transform=ax.transAxes, fontsize=7.5,
-            bbox=dict(fc="white", ec="#999999"))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _verdict_box(ax, result, 0.02, 0.02, f"\nboxes jointly at confidence {c.box_confidence:.3g}")
+    _save(fig, path)
 
 
 def delta_plot(result, path: Path) -> None:
@@ -71,11 +78,8 @@ def delta_plot(result, path: Path) -> None:
     ax.set(xlabel="ε", ylabel="δ(ε)", title=f"{result.mechanism}: privacy loss profile")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7.5)
-    ax.text(0.98, 0.95, _verdict_text(result), transform=ax.transAxes, fontsize=7, ha="right",
-            va="top", bbox=dict(fc="white", ec="#999999"))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _verdict_box(ax, result, 0.98, 0.95, ha="right", va="top")
+    _save(fig, path)
 
 
 def pvalue_plot(result, path: Path) -> None:
@@ -92,11 +96,8 @@ def pvalue_plot(result, path: Path) -> None:
            title=f"{result.mechanism}: p-value against ε")
     ax.set_ylim(max(pv.min(), 1e-30) / 10, 2)
     ax.legend(fontsize=7.5, loc="lower right")
-    ax.text(0.02, 0.97, _verdict_text(result), transform=ax.transAxes, fontsize=7, va="top",
-            bbox=dict(fc="white", ec="#999999"))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _verdict_box(ax, result, 0.02, 0.97, va="top")
+    _save(fig, path)
 
 
 def privacy_loss_plot(result, path: Path) -> None:
@@ -117,26 +118,18 @@ def privacy_loss_plot(result, path: Path) -> None:
     ax.set(xlabel="privacy loss L(o) = ln P[M(D) = o] / P[M(D′) = o]", ylabel="probability",
            title=f"{result.mechanism}: privacy-loss distribution (plug-in estimate, not a bound)")
     ax.legend(fontsize=7.5, loc="upper left")
-    ax.text(0.02, 0.70, _verdict_text(result), transform=ax.transAxes, fontsize=7, va="top",
-            bbox=dict(fc="white", ec="#999999"))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _verdict_box(ax, result, 0.02, 0.70, va="top")
+    _save(fig, path)
 
 
 def write_plots(result, directory: Path, exact_tradeoff=None) -> list[str]:
     """Write the PNGs for one audited mechanism; return their file names."""
     if result.curves is None:
         return []
-    names = {"tradeoff": tradeoff_plot, "delta_curve": delta_plot, "pvalue": pvalue_plot}
-    written = []
-    for stem, draw in names.items():
-        name = f"{stem}.png"
-        if stem == "tradeoff":
-            draw(result, directory / name, exact_tradeoff)
-        else:
-            draw(result, directory / name)
-        written.append(name)
+    tradeoff_plot(result, directory / "tradeoff.png", exact_tradeoff)
+    delta_plot(result, directory / "delta_curve.png")
+    pvalue_plot(result, directory / "pvalue.png")
+    written = ["tradeoff.png", "delta_curve.png", "pvalue.png"]
     if result.curves.privacy_loss:
         privacy_loss_plot(result, directory / "privacy_loss.png")
         written.append("privacy_loss.png")

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from .errors import DpVerifyError, PrivacyViolation
-from .loading import _module_from_path, mechanisms_in
+from .loading import module_from_path, mechanisms_in
 from .mechanism import Mechanism
 
 PROFILES = {
@@ -160,7 +160,7 @@ class MechanismFile(pytest.File):
 
     def collect(self):
         try:
-            module = _module_from_path(self.path)
+            module = module_from_path(self.path)
         except DpVerifyError as exc:
             raise self.CollectError(str(exc)) from None
         for mech in mechanisms_in(module):

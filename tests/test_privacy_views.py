@@ -114,3 +114,22 @@ def test_privacy_loss_distribution_for_discrete_outputs():
     assert loss is not None and sum(loss["probability"]) == pytest.approx(1.0)
     # binary randomized response at ε = 1: the loss is ±1, up to sampling error
     np.testing.assert_allclose(np.abs(loss["loss"]), 1.0, atol=0.05)
+
+
+def test_renyi_lower_bound_never_exceeds_the_divergence_inside_its_box():
+    from dpverify.renyi import renyi_bernoulli, renyi_lower_bound
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        p_lo, p_hi = np.sort(rng.uniform(0.01, 0.99, 2))
+        q_lo, q_hi = np.sort(rng.uniform(0.001, 0.99, 2))
+        alpha = rng.uniform(1.2, 8)
+        bound = renyi_lower_bound(p_lo, p_hi, q_lo, q_hi, alpha)
+        grid_p, grid_q = np.meshgrid(np.linspace(p_lo, p_hi, 41), np.linspace(q_lo, q_hi, 41))
+        assert bound <= renyi_bernoulli(grid_p, grid_q, alpha).min() + 1e-9
+        if not (p_lo <= q_hi and q_lo <= p_hi):   # box off the diagonal: a positive bound
+            assert bound > 0
+
+
+def test_rdp_audit_rejects_options_it_does_not_apply():
+    with pytest.raises(dpverify.InvalidClaimError, match="RDP"):
+        dpverify.audit(gaussian_rdp(1.0), curves=True)
