@@ -20,7 +20,7 @@ is never seen here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from .stats import expected_certified_epsilon
 SMOOTHING = 0.5
 MAX_COORDINATES = 32
 MAX_SKELETONS = 32
+TUNING_SHRINK_Z = 1.0  # tuning counts are large and come from few thresholds: milder shrink
 
 
 def _log_ratio(c_p, n_p, c_q, n_q, k):
@@ -216,6 +217,120 @@ def learn_linear_score(a: Encoded, b: Encoded) -> LinearScore | None:
     return LinearScore(w) if np.any(w != 0) else None
 
 
+@dataclass
+class CoordinateSum(ScoreModel):
+    """Naive Bayes over coordinates: s(o) = Σ_j r_j(bin of z_j), z = (x − μ)·Wᵀ.
+
+    - W is the inverse Cholesky factor of the pooled covariance when the coordinates are
+      correlated (it decorrelates them in order: running sums become their increments), else
+      the identity. Summing per-coordinate log-ratios is the exact log-likelihood ratio when the
+      z_j are independent, e.g. independent noise on each query or increment.
+    - r_j is the smoothed log-ratio of z_j's quantile bin; an absent coordinate (⊥, NaN) is a
+      bin of its own, so ⊥/abort flags and released values are scored together.
+    - `vote` keeps only the sign of each r_j: with two bins per coordinate the score counts the
+      coordinates on their favoured side, which for many weak coordinates (each log-ratio known
+      only roughly from search data) orders outputs better than the noisy weights.
+    """
+
+    mean: np.ndarray
+    transform: np.ndarray | None
+    edges: list
+    ratios: list     # per coordinate: len(edges) + 2 log-ratios (the last one: absent)
+    label: str
+    kind: str = "coordinate sum"
+
+    def features(self, enc: Encoded) -> np.ndarray:
+        d = len(self.mean)
+        if enc.X.shape[1] >= d:
+            x = enc.X[:, :d]
+        else:
+            x = np.full((len(enc), d), np.nan, dtype=enc.X.dtype)
+            x[:, :enc.X.shape[1]] = enc.X
+        if self.transform is None:
+            return x
+        return (x - self.mean.astype(x.dtype)) @ self.transform.T.astype(x.dtype)
+
+    def score(self, enc):
+        z = self.features(enc)
+        out = np.zeros(len(enc))
+        for j, (edges, ratio) in enumerate(zip(self.edges, self.ratios)):
+            col = z[:, j]
+            if len(edges) == 1:  # two bins: one comparison instead of a binary search
+                contribution = np.where(col >= edges[0], ratio[1], ratio[0])
+            else:
+                contribution = ratio[np.searchsorted(edges, col, side="right")]
+            absent = np.isnan(col)
+            if absent.any():
+                contribution = np.where(absent, ratio[-1], contribution)
+            out += contribution
+        return out
+
+    def describe(self, sign, threshold):
+        rel = "≥" if sign > 0 else "≤"
+        return (f"{self.label}: Σ_j per-coordinate log-ratio {rel} {sign * threshold:.4g} "
+                f"over {len(self.edges)} coordinate(s)")
+
+
+def _whitening(x: np.ndarray) -> np.ndarray | None:
+    """Inverse Cholesky factor of the covariance of x when coordinates are correlated (some
+    |correlation| > 0.1) and the covariance is well conditioned, else None."""
+    cov = np.cov(x, rowvar=False)
+    sd = np.sqrt(np.diag(cov))
+    if np.any(sd <= 0):
+        return None
+    corr = cov / np.outer(sd, sd)
+    if np.max(np.abs(corr - np.eye(len(sd)))) <= 0.1:
+        return None
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return None
+    return np.linalg.inv(chol)
+
+
+def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
+    """Coordinate-sum scores for multivariate outputs: weighted and voting two-bin versions on
+    the raw (or, if correlated, decorrelated) coordinates, plus finer bins when decorrelated
+    (finer raw bins are `BinnedLikelihoodRatio`'s job)."""
+    d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
+    if d < 2:
+        return []
+    xa = a.X[:, :d].astype(np.float64)
+    xb = b.X[:, :d].astype(np.float64)
+    pooled = np.concatenate([xa, xb])
+    mean = np.zeros(d)
+    transform = None
+    if not np.isnan(pooled).any():
+        transform = _whitening(pooled)
+        if transform is not None:
+            mean = pooled.mean(axis=0)
+            xa, xb = (xa - mean) @ transform.T, (xb - mean) @ transform.T
+            pooled = np.concatenate([xa, xb])
+    variants = [(2, False), (2, True)]
+    if transform is not None:
+        variants.append((int(np.clip(round(len(pooled) ** (1 / 3) / 2), 2, 32)), False))
+    models = []
+    for n_bins, vote in variants:
+        edges_all, ratios_all = [], []
+        for j in range(d):
+            col = pooled[:, j]
+            present = col[~np.isnan(col)]
+            edges = _quantile_edges(present, n_bins) if present.size else np.empty(0)
+            k = len(edges) + 2
+            ca = np.bincount(np.where(np.isnan(xa[:, j]), k - 1,
+                                      np.searchsorted(edges, xa[:, j], side="right")), minlength=k)
+            cb = np.bincount(np.where(np.isnan(xb[:, j]), k - 1,
+                                      np.searchsorted(edges, xb[:, j], side="right")), minlength=k)
+            ratio = _log_ratio(ca, len(xa), cb, len(xb), k)
+            ratio = np.where(ca + cb > 0, ratio, 0.0)
+            edges_all.append(edges)
+            ratios_all.append(np.sign(ratio) if vote else ratio)
+        label = ("decorrelated " if transform is not None else "") + \
+            ("vote" if vote else f"{n_bins}-bin likelihood-ratio sum")
+        models.append(CoordinateSum(mean, transform, edges_all, ratios_all, label))
+    return models
+
+
 def _readable(enc: Encoded, i: int) -> str:
     x = enc.X[i]
     x = x[~np.isnan(x)]
@@ -299,6 +414,7 @@ def learn_models(a: Encoded, b: Encoded) -> list[ScoreModel]:
     linear = learn_linear_score(a, b)
     if linear is not None:
         models.append(linear)
+    models += learn_coordinate_sums(a, b)
     return models
 
 
@@ -342,6 +458,7 @@ class Candidate:
     search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
     potential: float = -np.inf  # best expected bound of this model at the final sample size
     grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
+    tuning: tuple | None = None  # (thresholds, k_p, k_q, m): counts on a threshold-tuning sample
 
     def hits(self, enc: Encoded) -> np.ndarray:
         fast = getattr(self.model, "fast_hits", None)
@@ -376,6 +493,35 @@ def curve_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 48) -> np.
     tail = np.geomspace(1e-4, 0.5, points // 3)
     levels = np.unique(np.concatenate([tail, np.linspace(0, 1, points // 3), 1 - tail]))
     return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
+
+
+def tuning_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 160) -> np.ndarray:
+    """Thresholds to re-count on a larger tuning sample: every distinct signed score when there
+    are few, else pooled quantiles of the search sample, dense in the favoured tail (where the
+    events a large certifying sample can use live), plus the event's own threshold."""
+    v = np.concatenate([cand.signed_scores(a), cand.signed_scores(b)])
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.array([cand.threshold])
+    distinct = np.unique(v)
+    if distinct.size <= points:
+        return np.unique(np.concatenate([distinct, [cand.threshold]]))
+    tail = 1 - np.geomspace(2.0 / v.size, 0.5, points // 2)
+    levels = np.unique(np.concatenate([tail, np.linspace(0, 1, points // 4)]))
+    return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
+
+
+def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.ndarray, m: int,
+           n_certify: int, delta: float, level: float) -> Candidate:
+    """The candidate with its threshold re-chosen on tuning counts (k_p, k_q of m draws per
+    input at each threshold): the one whose expected certified bound at n_certify is largest."""
+    expected = expected_certified_epsilon(k_p, m, k_q, m, n_certify, delta, level,
+                                          shrink_z=TUNING_SHRINK_Z)
+    i = int(np.argmax(expected))
+    # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
+    # `search_counts` also stay: they decide when search has converged (engine._precise_enough)
+    return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
+                   grid=None, tuning=(thresholds, k_p, k_q, m))
 
 
 def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import pairs as pairs_module
 from .attacks import (Candidate, PairEvaluator, count_at_least, curve_grid, learn_models,
-                      search_pair)
+                      retune, search_pair, tuning_grid)
 from .encoding import Encoded
 from .errors import InvalidClaimError
 from .compose import group_claim
@@ -44,6 +44,7 @@ PRUNE_AFTER_STAGE = 5   # from then on only the most promising pairs get more se
 ACTIVE_PAIRS = 2
 SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
+TRACKED = 6   # candidates whose score is also counted on a grid of thresholds while certifying
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -88,6 +89,7 @@ def _witness(pairs, cand: Candidate, k_p, k_q, n, delta, level, stage) -> Witnes
 class _Chosen:
     events: list        # the K events this stage certifies
     candidates: list    # every candidate, best first (for pruning pairs)
+    data: dict          # pair → (search outputs of D, of D'), for grids
 
 
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K, curves):
@@ -111,10 +113,31 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         data[p] = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
         candidates += search_pair(p, *data[p], n_j, delta, level, n_final)
     candidates.sort(key=lambda c: -c.expected_epsilon)
-    if curves:
-        for c in candidates[:K]:
-            c.grid = curve_grid(c, *data[c.pair])
-    return _Chosen(candidates[:K], candidates)
+    return _Chosen(candidates[:K], candidates, data)
+
+
+def _distinct(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop candidates that select the same search-sample counts of the same pair and direction
+    as a better one (several models often find one event)."""
+    out, seen = [], set()
+    for c in candidates:
+        key = (c.pair, c.direction, c.search_counts, c.tuning is None)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float) -> list[Candidate]:
+    """Candidates tracked on the previous stage's certifying sample, with thresholds re-chosen on
+    those counts for this stage's size n. That sample is independent of this stage's certifying
+    sample, so it can choose this stage's events; it is 4× the search sample's selection half
+    and places thresholds in the far tail that weak, spread-out effects need."""
+    out = []
+    for c in tracked:
+        thresholds, k_p, k_q, m = c.tuning
+        out.append(retune(c, thresholds, k_p, k_q, m, n, delta, level))
+    return out
 
 
 def _precise_enough(best: Candidate) -> bool:
@@ -248,6 +271,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     best: Witness | None = None
     active = list(range(len(pair_list)))
     frozen = False
+    tracked: list[Candidate] = []
+    data: dict = {}
     kept = np.zeros(len(pair_list), dtype=np.int64)
     interrupted = False
     best_curve = None
@@ -260,34 +285,56 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
             for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
                 bar.stage = j
                 level = alpha_j / (2 * K)
+                carried = _carry_over(tracked, n_j, dlt, level)
                 if not frozen:
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
                                            level, K, curves)
+                    pool = carried + chosen.candidates
                     if j >= PRUNE_AFTER_STAGE:
-                        active = _most_promising_pairs(chosen.candidates, ACTIVE_PAIRS) or active
+                        active = _most_promising_pairs(pool, ACTIVE_PAIRS) or active
                         for p in set(range(len(pair_list))) - set(active):
                             search[p, 0], search[p, 1] = [], []
                     frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
                               and _precise_enough(chosen.events[0]))
-                # Certify on fresh samples. Once search is frozen (the best event's ratio known to
-                # ±SEARCH_PRECISION) later stages re-certify the same events on their own samples.
+                    data = chosen.data
+                else:
+                    pool = carried
+                pool = _distinct(sorted(pool, key=lambda c: -c.expected_epsilon))
+                events = [replace(c, grid=None) for c in pool[:K]]
+                if curves:
+                    for c in events:
+                        if c.pair in data:
+                            c.grid = curve_grid(c, *data[c.pair])
+                probes = [replace(c, grid=(c.tuning[0] if c.tuning is not None
+                                           else tuning_grid(c, *data[c.pair])))
+                          for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
+                # Certify the K events on fresh samples; the same pass counts the tracked
+                # candidates' threshold grids, which choose the next stage's thresholds.
                 by_pair: dict = {}
-                for c in chosen.events:
-                    by_pair.setdefault(c.pair, []).append(c)
-                evaluators = {p: PairEvaluator(cs) for p, cs in by_pair.items()}
+                for c in events:
+                    by_pair.setdefault(c.pair, ([], []))[0].append(c)
+                for c in probes:
+                    by_pair.setdefault(c.pair, ([], []))[1].append(c)
+                evaluators = {p: PairEvaluator(ev + pr) for p, (ev, pr) in by_pair.items()}
                 tasks = [t for p in by_pair for s in (0, 1)
                          for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
                                                     stage=j, purpose=CERTIFY)]
-                counts = {(p, s): np.zeros(len(cs) + sum(len(c.grid) for c in cs
-                                                          if c.grid is not None), dtype=np.int64)
-                          for p, cs in by_pair.items() for s in (0, 1)}
+                counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
                 for task, c in zip(tasks, sampler.run(tasks, evaluators)):
-                    counts[task.pair, task.side] += c
+                    counts[task.pair, task.side] = counts[task.pair, task.side] + c
                 stage_best = -math.inf
-                for p, cs in by_pair.items():
+                tracked = []
+                for p, (ev, pr) in by_pair.items():
+                    cs = ev + pr
                     for i, cand in enumerate(cs):
                         k_p = counts[p, cand.direction][i]
                         k_q = counts[p, 1 - cand.direction][i]
+                        if i >= len(ev):  # a tracked candidate: keep its grid counts
+                            g = _grid_counts(cs, i, counts[p, cand.direction],
+                                             counts[p, 1 - cand.direction], n_j, 0.0)
+                            tracked.append(replace(cand, grid=None,
+                                                   tuning=(cand.grid, g["k_p"], g["k_q"], n_j)))
+                            continue
                         w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
@@ -295,7 +342,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             best_curve = _grid_counts(cs, i, counts[p, cand.direction],
                                                       counts[p, 1 - cand.direction], n_j,
                                                       level / (1.0 - confidence))
-                stages.append(StageSummary(j, n_j, alpha_j, len(chosen.events), stage_best))
+                stages.append(StageSummary(j, n_j, alpha_j, len(events), stage_best))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:
                     break
         except KeyboardInterrupt:
