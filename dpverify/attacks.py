@@ -331,6 +331,74 @@ def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
     return models
 
 
+FLOAT_COORDINATES = 4
+_MANTISSA = np.uint64((1 << 52) - 1)
+
+
+def float_bit_pattern(x: np.ndarray) -> np.ndarray:
+    """Per value: (sign, biased exponent, trailing zero bits of the 52-bit mantissa) packed in an
+    int64; −1 for NaN (absent). Sums rounded in floating point land on coarser grids than their
+    parts (x + n lies on the grid of max(|x|, |n|)), so which patterns occur depends on the
+    input: Mironov (CCS 2012), theory.md §6."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    bits = x.view(np.uint64)
+    sign = bits >> np.uint64(63)
+    exponent = (bits >> np.uint64(52)) & np.uint64(0x7FF)
+    mantissa = bits & _MANTISSA
+    with np.errstate(over="ignore"):
+        lowest = mantissa & (~mantissa + np.uint64(1))
+    with np.errstate(divide="ignore"):
+        zeros = np.where(mantissa > 0, np.log2(lowest.astype(np.float64)), 52.0).astype(np.int64)
+    key = (sign.astype(np.int64) << 20) | (exponent.astype(np.int64) << 6) | zeros
+    return np.where(np.isnan(x), -1, key)
+
+
+@dataclass
+class FloatBitPattern(ScoreModel):
+    """Likelihood ratio of one coordinate's float bit pattern (`float_bit_pattern`): events such
+    as "output[0] lies in [1/4, 1/2) with an odd mantissa", which a textbook floating-point
+    Laplace can produce from one input and never from its neighbour."""
+
+    index: int
+    keys: np.ndarray
+    log_ratio: np.ndarray
+    kind: str = "float bit pattern"
+
+    def score(self, enc):
+        key = float_bit_pattern(enc.column(self.index))
+        pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        return np.where(self.keys[pos] == key, self.log_ratio[pos], 0.0)
+
+    def describe(self, sign, threshold):
+        chosen = np.flatnonzero(sign * self.log_ratio >= threshold)
+        shown = []
+        for k in self.keys[chosen][np.argsort(-sign * self.log_ratio[chosen])][:3]:
+            if k < 0:
+                shown.append("absent")
+                continue
+            negative, exponent, zeros = k >> 20, (k >> 6) & 0x7FF, k & 63
+            low = 2.0 ** (int(exponent) - 1023)
+            shown.append(f"{'−' if negative else ''}[{low:.3g}, {2 * low:.3g}) with "
+                         f"{int(zeros)} trailing zero bit(s)")
+        return (f"output[{self.index}]'s float bit pattern (sign, binade, trailing zero bits of "
+                f"the mantissa) is one of {len(chosen)} ordered by likelihood ratio (e.g. "
+                + "; ".join(shown) + ")")
+
+
+def learn_float_bit_patterns(a: Encoded, b: Encoded) -> list[FloatBitPattern]:
+    models = []
+    for j in range(min(a.X.shape[1], b.X.shape[1], FLOAT_COORDINATES)):
+        keys, inverse = np.unique(np.concatenate([float_bit_pattern(a.X[:, j]),
+                                                  float_bit_pattern(b.X[:, j])]),
+                                  return_inverse=True)
+        if len(keys) < 2:
+            continue
+        c_a = np.bincount(inverse[:len(a)], minlength=len(keys))
+        c_b = np.bincount(inverse[len(a):], minlength=len(keys))
+        models.append(FloatBitPattern(j, keys, _log_ratio(c_a, len(a), c_b, len(b), len(keys) + 1)))
+    return models
+
+
 def _readable(enc: Encoded, i: int) -> str:
     x = enc.X[i]
     x = x[~np.isnan(x)]
@@ -397,9 +465,12 @@ def _outputs_repeat(a: Encoded, b: Encoded, probe: int = 4096) -> bool:
     return len(np.unique(np.concatenate([a.keys, b.keys]))) <= (len(a) + len(b)) / 4
 
 
-def learn_models(a: Encoded, b: Encoded) -> list[ScoreModel]:
-    """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D'))."""
+def learn_models(a: Encoded, b: Encoded, floating_point: bool = False) -> list[ScoreModel]:
+    """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D')).
+    `floating_point`: also the float-bit-pattern models (the claim covers exact float outputs)."""
     models: list[ScoreModel] = []
+    if floating_point and a.X.dtype == np.float64:
+        models += learn_float_bit_patterns(a, b)
     if _outputs_repeat(a, b):
         models.append(learn_key_ratio(a, b))
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
@@ -559,12 +630,13 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
 
 
 def search_pair(pair: int, search_a: Encoded, search_b: Encoded, n_certify: int, delta: float,
-                level: float, n_final: int | None = None) -> list[Candidate]:
+                level: float, n_final: int | None = None,
+                floating_point: bool = False) -> list[Candidate]:
     """Learn on even-indexed search samples, choose thresholds on odd-indexed ones."""
     learn_a, sel_a = search_a.take(slice(0, None, 2)), search_a.take(slice(1, None, 2))
     learn_b, sel_b = search_b.take(slice(0, None, 2)), search_b.take(slice(1, None, 2))
     candidates = []
-    for model in learn_models(learn_a, learn_b):
+    for model in learn_models(learn_a, learn_b, floating_point):
         candidates += best_events(model, pair, sel_a, sel_b, n_certify, delta, level,
                                   n_final or n_certify)
     return candidates

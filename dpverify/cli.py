@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dask scheduler address (tcp://host:8786); implies --backend dask")
     a.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="stop an audit that runs longer (a hanging mechanism) with an error")
+    a.add_argument("--floating-point", action="store_true",
+                   help="the claim covers the exact float outputs: also attack their bit "
+                        "patterns (Mironov 2012); mechanisms may declare this themselves")
     a.add_argument("--json", metavar="PATH", help="write results as JSON")
     a.add_argument("--report", metavar="DIR",
                    help="write index.html (self-contained), report.md, result.json and plots "
@@ -139,7 +142,8 @@ def run_audit(args) -> int:
             result = audit(mech, epsilon=args.epsilon, delta=args.delta,
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
                            n_jobs=args.jobs, backend=backend, time_limit=args.time_limit,
-                           curves=bool(args.report))
+                           curves=bool(args.report),
+                           floating_point=True if args.floating_point else None)
         except DpVerifyError as exc:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
             entries.append(_error_entry(mech.name, str(exc)))

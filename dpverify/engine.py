@@ -92,7 +92,8 @@ class _Chosen:
     data: dict          # pair → (search outputs of D, of D'), for grids
 
 
-def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K, curves):
+def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
+                  floating_point=False):
     """Draw more search samples for the active pairs, learn attacks, rank candidate events."""
     # search sample: more for every active pair, up to a memory-bounded cap
     row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
@@ -102,8 +103,9 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
                                         pair=p, side=s, stage=j, purpose=SEARCH)]
     for task, enc in zip(tasks, sampler.run(tasks)):
         # float32 halves the memory; an event is whatever the chosen rule selects, so
-        # rounding while searching cannot affect soundness
-        enc.X = enc.X.astype(np.float32)
+        # rounding while searching cannot affect soundness (float-bit attacks need the bits)
+        if not floating_point:
+            enc.X = enc.X.astype(np.float32)
         search[task.pair, task.side].append(enc)
         kept[task.pair] += task.size if task.side == 0 else 0
     # attack: candidate events from search data only
@@ -111,7 +113,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     data = {}
     for p in active:
         data[p] = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
-        candidates += search_pair(p, *data[p], n_j, delta, level, n_final)
+        candidates += search_pair(p, *data[p], n_j, delta, level, n_final, floating_point)
     candidates.sort(key=lambda c: -c.expected_epsilon)
     return _Chosen(candidates[:K], candidates, data)
 
@@ -214,7 +216,8 @@ def _resolution(claim: float, witness: Witness | None) -> float:
 
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
-          progress=None, curves=False, stop_early=True) -> AuditResult:
+          progress=None, curves=False, stop_early=True,
+          floating_point=None) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -231,9 +234,12 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     stage and reports the largest certified bound, for measuring how broken a mechanism is.
     curves: also count the witness's score at a grid of thresholds chosen on search data and
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
+    floating_point: also attack the outputs' float bit patterns (default: as declared with
+    `@dpverify.mechanism(floating_point=...)`, else False); see `dpverify.mechanism`.
     """
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
+    floating = bool(mech.floating_point if floating_point is None else floating_point)
     if epsilon is None and mech.epsilon is None and mech.rdp is not None:
         if curves or not stop_early:
             raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
@@ -288,7 +294,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 carried = _carry_over(tracked, n_j, dlt, level)
                 if not frozen:
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
-                                           level, K, curves)
+                                           level, K, floating)
                     pool = carried + chosen.candidates
                     if j >= PRUNE_AFTER_STAGE:
                         active = _most_promising_pairs(pool, ACTIVE_PAIRS) or active

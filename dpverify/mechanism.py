@@ -53,6 +53,7 @@ class Mechanism:
     batched: bool = False
     exact_tradeoff: Callable | None = None  # α ↦ β of the true trade-off curve, for reports
     rdp: tuple | None = None  # (alpha, rho): a Rényi-DP claim instead of (epsilon, delta)
+    floating_point: bool = False  # the claim covers the exact float outputs, bit for bit
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
@@ -69,7 +70,7 @@ def as_mechanism(fn, name: str | None = None) -> Mechanism:
 
 
 def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
-              exact_tradeoff: Callable | None = None, rdp=None):
+              exact_tradeoff: Callable | None = None, rdp=None, floating_point: bool = False):
     """Declare that the decorated function is (epsilon, delta)-DP on the given neighbouring pairs.
 
     The function is either scalar, ``f(data, rng) -> output``, or batched,
@@ -78,6 +79,12 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     ``rdp=(alpha, rho)`` declares a Rényi-DP claim instead (audited by ``audit_rdp``).
     ``exact_tradeoff``, optional: the mechanism's known trade-off curve (e.g.
     ``dpverify.region.laplace_tradeoff(1.0)``), drawn in reports; the audit never uses it.
+    ``floating_point=True``: the claim is about the outputs exactly as computed in floating
+    point, not about the real-valued mechanism the code approximates. The audit then also
+    attacks bit-level structure (which binade an output lies in and how many trailing zero bits
+    its mantissa has), where textbook floating-point noise leaks (Mironov, CCS 2012). Off by
+    default: nearly every float implementation of Laplace or Gaussian noise fails such an audit
+    with ε = ∞, which would hide the real-valued analysis most audits are after.
     """
     if epsilon is not None:
         epsilon, delta = validate_claim(epsilon, delta)
@@ -88,7 +95,7 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     def wrap(fn):
         mech = Mechanism(fn=fn, name=name or fn.__name__, epsilon=epsilon, delta=float(delta),
                          pairs=pairs, batched=is_batched(fn), exact_tradeoff=exact_tradeoff,
-                         rdp=rdp)
+                         rdp=rdp, floating_point=bool(floating_point))
         for attr in ("__doc__", "__module__", "__qualname__"):
             object.__setattr__(mech, attr, getattr(fn, attr, None))
         object.__setattr__(mech, "__wrapped__", fn)

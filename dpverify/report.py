@@ -5,6 +5,11 @@ import json
 from pathlib import Path
 
 
+def _mismatch(r: dict) -> str:
+    """Table-cell suffix for a support mismatch (ε likely infinite)."""
+    return " (support mismatch: likely ∞)" if r.get("support_mismatch") else ""
+
+
 def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
@@ -22,7 +27,8 @@ def markdown(document: dict) -> str:
             lines.append(f"| {r['mechanism']} | error | | | | | |")
             continue
         lines.append(f"| {r['mechanism']} | {r['verdict']} | ({_fmt(r['claimed']['epsilon'])}, "
-                     f"{_fmt(r['claimed']['delta'])}) | {_fmt(r['epsilon_lower_bound'])} | "
+                     f"{_fmt(r['claimed']['delta'])}) | "
+                     f"{_fmt(r['epsilon_lower_bound'])}{_mismatch(r)} | "
                      f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
     for r in document["results"]:
         lines += ["", f"## {r['mechanism']}: {r['verdict']}", ""]
@@ -39,8 +45,9 @@ def markdown(document: dict) -> str:
                       f"P[M(D') ∈ S] ≤ {_fmt(w['q_upper'])}",
                       f"- plug-in ε estimate on this event: {_fmt(w['epsilon_estimate'])}"]
             if w["support_mismatch"]:
-                lines.append("- support mismatch: the event never occurred under D'; the bound "
-                             "is limited by the sample size and ε may be infinite")
+                lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
+                             f"{w['count_D']} times under D and never under D'; the finite bound "
+                             "only reflects the sample size")
         if r["verdict"] == "pass":
             lines.append(f"- resolution: a true ε of about {_fmt(r['resolution'])} on this "
                          "event would have been caught half the time")
@@ -104,7 +111,8 @@ def html(document: dict, results, images: dict) -> str:
             continue
         rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
                     f"{r['verdict']}</td><td>({_fmt(r['claimed']['epsilon'])}, "
-                    f"{_fmt(r['claimed']['delta'])})</td><td>{_fmt(r['epsilon_lower_bound'])}</td>"
+                    f"{_fmt(r['claimed']['delta'])})</td>"
+                    f"<td>{_fmt(r['epsilon_lower_bound'])}{_mismatch(r)}</td>"
                     f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
     parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
              "<title>dpverify audit report</title>", f"<style>{_CSS}</style></head><body>",

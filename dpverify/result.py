@@ -134,6 +134,12 @@ class AuditResult:
     def passed(self) -> bool:
         return self.verdict == "pass"
 
+    @property
+    def support_mismatch(self) -> bool:
+        """The witness event occurred many times under D and never under D' on the certifying
+        sample: ε is likely infinite, and the finite bound only reflects the sample size."""
+        return self.witness is not None and self.witness.support_mismatch
+
     def summary(self) -> str:
         """A few lines a person can read."""
         lb = self.epsilon_lower_bound
@@ -141,7 +147,8 @@ class AuditResult:
         lines = []
         if self.verdict == "violation":
             lines.append(f"VIOLATION  {self.mechanism}: claimed {claim}, certified ε ≥ {lb:.4g} "
-                         f"at confidence {self.confidence:g}")
+                         f"at confidence {self.confidence:g}"
+                         + ("; SUPPORT MISMATCH: ε is likely ∞" if self.support_mismatch else ""))
         else:
             lines.append(f"pass       {self.mechanism}: no violation of {claim} found at this "
                          f"budget (best certified ε ≥ {lb:.4g}; would catch about ε ≥ "
@@ -166,6 +173,7 @@ class AuditResult:
             "verdict": self.verdict,
             "claimed": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},
             "epsilon_lower_bound": self.epsilon_lower_bound,
+            "support_mismatch": self.support_mismatch,
             "confidence": self.confidence,
             "resolution": self.resolution,
             "samples": self.samples,

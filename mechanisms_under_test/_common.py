@@ -12,7 +12,7 @@ def fmt(x) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
-def declare(fn, *, epsilon, delta=0.0, pairs, name, doc, exact_tradeoff=None):
+def declare(fn, *, epsilon, delta=0.0, pairs, name, doc, exact_tradeoff=None, floating_point=False):
     """Give ``fn`` its per-instance docstring, then wrap it with ``@dpverify.mechanism``.
 
     The docstring is set on the function before decorating because the resulting
@@ -20,7 +20,7 @@ def declare(fn, *, epsilon, delta=0.0, pairs, name, doc, exact_tradeoff=None):
     """
     fn.__doc__ = doc
     return dpverify.mechanism(epsilon=epsilon, delta=delta, pairs=pairs, name=name,
-                              exact_tradeoff=exact_tradeoff)(fn)
+                              exact_tradeoff=exact_tradeoff, floating_point=floating_point)(fn)
 
 
 def doc(title: str, claim_eps, true_eps, claim_delta=0.0, notes: str = "") -> str:
