@@ -170,12 +170,15 @@ def _rappor_doc(title, epsilon, true_eps, f, p, q, n_bits, n_hashes, values, anc
                notes=f"Per bit P(1 | bit 1) = {hi:.6g}, P(1 | bit 0) = {lo:.6g}, per-bit epsilon "
                      f"{per_bit:.6g}. The filters of the declared pair {values} differ in "
                      f"{differ} bits (hash collisions), so the true epsilon on it is "
-                     f"{differ} x {per_bit:.6g} = {fmt(true_eps)}. anchors.md lists "
-                     f"~{anchor}, the value for 2*{n_hashes} differing bits "
-                     f"({2 * n_hashes * per_bit:.6g}), reached by values with disjoint filters.")
+                     f"{differ} x {per_bit:.6g} = {fmt(true_eps)} (anchors.md: ~{anchor}, "
+                     f"the value for 2*{n_hashes} differing bits).")
 
 
-def make_rappor(epsilon=0.1, f=0.75, p=0.45, q=0.55, n_bits=20, n_hashes=4, values=(0, 1),
+#: Two values whose 4-hash, 20-bit filters are disjoint (8 differing bits), as the anchors assume.
+RAPPOR_VALUES = (1, 3)
+
+
+def make_rappor(epsilon=0.1, f=0.75, p=0.45, q=0.55, n_bits=20, n_hashes=4, values=RAPPOR_VALUES,
                 name="rappor"):
     """RAPPOR: Bloom filter, permanent randomized response (f), instantaneous RR (p, q).
 
@@ -197,7 +200,7 @@ def make_rappor(epsilon=0.1, f=0.75, p=0.45, q=0.55, n_bits=20, n_hashes=4, valu
                                    true_eps, f, p, q, n_bits, n_hashes, tuple(values), "0.40"))
 
 
-def make_one_time_rappor(epsilon=0.1, f=0.95, n_bits=20, n_hashes=4, values=(0, 1),
+def make_one_time_rappor(epsilon=0.1, f=0.95, n_bits=20, n_hashes=4, values=RAPPOR_VALUES,
                          name="one_time_rappor"):
     """One-time RAPPOR: the permanent randomized response only (no instantaneous step).
 
@@ -343,8 +346,8 @@ DPSNIPER = {m.name: m for m in (truncated_geometric, rappor, one_time_rappor, la
 
 TRUE_EPSILON_DPSNIPER = {
     "truncated_geometric": truncated_geometric_true_epsilon(5, geosample_k(0.1)),  # ln(9/8)
-    "rappor": rappor_epsilon(0, 1, 0.75, 0.45, 0.55),        # 6 differing bits; anchors ~0.40
-    "one_time_rappor": rappor_epsilon(0, 1, 0.95),           # 6 differing bits; anchors ~0.80
+    "rappor": rappor_epsilon(*RAPPOR_VALUES, 0.75, 0.45, 0.55),  # 8 differing bits: 0.400
+    "one_time_rappor": rappor_epsilon(*RAPPOR_VALUES, 0.95),       # 8 differing bits: 0.801
     "laplace_parallel": 0.1,
     "svt34_parallel": math.inf,
     "prefix_sum": 1.0,

@@ -137,12 +137,14 @@ def test_rappor_bit_rates_match_closed_form(mech, f, p, q):
 
 
 def test_rappor_true_epsilon_counts_differing_bits():
-    differ = int(np.count_nonzero(bloom_filter(0) != bloom_filter(1)))
-    assert TRUE_EPSILON_DPSNIPER["rappor"] == pytest.approx(differ * math.log(0.5125 / 0.4875))
-    assert TRUE_EPSILON_DPSNIPER["one_time_rappor"] == pytest.approx(differ * math.log(0.525 / 0.475))
-    # Values with disjoint 4-bit filters reach anchors.md's nominal ~0.40 / ~0.80.
-    assert rappor_epsilon(1, 3, 0.75, 0.45, 0.55) == pytest.approx(8 * math.log(0.5125 / 0.4875))
-    assert rappor_epsilon(1, 3, 0.95) == pytest.approx(0.8010, abs=1e-3)
+    # The declared pair's filters are disjoint: 8 differing bits, anchors.md's ~0.40 / ~0.80.
+    differ = int(np.count_nonzero(bloom_filter(1) != bloom_filter(3)))
+    assert differ == 8
+    assert TRUE_EPSILON_DPSNIPER["rappor"] == pytest.approx(8 * math.log(0.5125 / 0.4875))
+    assert TRUE_EPSILON_DPSNIPER["one_time_rappor"] == pytest.approx(0.8010, abs=1e-3)
+    # Colliding filters differ in fewer bits: the true ε scales with the count.
+    few = int(np.count_nonzero(bloom_filter(0) != bloom_filter(1)))
+    assert rappor_epsilon(0, 1, 0.75, 0.45, 0.55) == pytest.approx(few * math.log(0.5125 / 0.4875))
 
 
 def test_svt34_parallel_masks():
