@@ -315,7 +315,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     return AuditResult(
         mechanism=mech.name, verdict=verdict, claimed_epsilon=eps, claimed_delta=dlt,
         epsilon_lower_bound=lower, confidence=confidence, witness=best,
-        resolution=_resolution(eps, best), samples=int(runs.sum()) + getattr(given_pairs, "runs", 0),
+        resolution=_resolution(eps, best),
+        samples=int(runs.sum()) + getattr(given_pairs, "runs", 0),  # + input search's runs
         samples_per_side=int(runs.max()), seconds=time.perf_counter() - started, seed=int(seed),
         stages=tuple(stages), interrupted=interrupted, curves=privacy_curves)
 

@@ -177,9 +177,10 @@ def normalize(pairs: Iterable) -> list[tuple]:
     """
     if isinstance(pairs, PairSearch):
         raise InvalidPairsError(
-            "this audit takes a list of pairs, not a search domain: pairs=dpverify.pairs.search(...) "
-            "is searched by dpverify.audit() for (epsilon, delta) claims; elsewhere pass the pairs "
-            "dpverify.input_search.find_pairs(mechanism, space) returns")
+            "this audit takes a list of pairs, not a search domain: "
+            "pairs=dpverify.pairs.search(...) is searched by dpverify.audit() for (epsilon, delta) "
+            "claims; elsewhere pass the pairs dpverify.input_search.find_pairs(mechanism, space) "
+            "returns")
     if pairs is None:
         raise InvalidPairsError(
             "no neighbouring pairs given: pass pairs=[(D, D_prime), ...] to audit() or to "
