@@ -614,8 +614,9 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
         for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
                                                         (kb, len(vb), ka, len(va))]):
             expected = expected_certified_epsilon(kp, mp, kq, mq, n_certify, delta, level)
-            potential = float(np.max(expected_certified_epsilon(kp, mp, kq, mq, n_final, delta,
-                                                                level)))
+            potential = float(np.max(
+                expected if n_final == n_certify  # the same numbers: skip the second pass
+                else expected_certified_epsilon(kp, mp, kq, mq, n_final, delta, level)))
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),

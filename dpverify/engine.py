@@ -259,7 +259,6 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         if dlt >= 1:
             raise InvalidClaimError(f"the group-privacy claim at distance {distance} has "
                                     f"δ = {dlt:.3g} ≥ 1: nothing to audit")
-    pair_list = pairs_module.normalize(given_pairs)
     if samples is None:
         samples = DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
     sizes = plan_stages(int(samples))
@@ -270,6 +269,13 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         raise InvalidClaimError(f"time_limit must be a positive number of seconds, got "
                                 f"{time_limit!r}")
     deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+    search_runs = 0
+    if isinstance(given_pairs, pairs_module.PairSearch):  # pairs chosen on independent samples
+        from .input_search import find_pairs
+        given_pairs = find_pairs(mech, given_pairs, seed, n_jobs, backend, deadline, dlt,
+                                 alphas[-1] / (2 * K), sizes[-1])
+        search_runs = given_pairs.runs
+    pair_list = pairs_module.normalize(given_pairs)
     bar = Progress(mech.name, len(sizes), enabled=progress)
 
     search: dict = {(p, s): [] for p in range(len(pair_list)) for s in (0, 1)}
@@ -364,7 +370,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     return AuditResult(
         mechanism=mech.name, verdict=verdict, claimed_epsilon=eps, claimed_delta=dlt,
         epsilon_lower_bound=lower, confidence=confidence, witness=best,
-        resolution=_resolution(eps, best), samples=int(runs.sum()),
+        resolution=_resolution(eps, best), samples=int(runs.sum()) + search_runs,
         samples_per_side=int(runs.max()), seconds=time.perf_counter() - started, seed=int(seed),
         stages=tuple(stages), interrupted=interrupted, curves=privacy_curves)
 

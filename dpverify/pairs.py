@@ -7,6 +7,8 @@ once.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
@@ -85,6 +87,82 @@ def all_differ(length: int):
     return _with_swaps(pairs)
 
 
+RELATIONS = ("one_differ", "all_differ")
+
+
+@dataclass(frozen=True)
+class PairSearch:
+    """An input domain to search for neighbouring pairs, instead of a fixed list.
+
+    Inputs are vectors of `length` values in [low, high] (integers when `integer`); neighbours
+    differ under `relation`: "one_differ" (one coordinate moves by at most 1) or "all_differ"
+    (every coordinate moves by at most 1, i.e. sensitivity-1 queries). `dpverify.audit` first
+    runs `dpverify.input_search.find_pairs` on it (on samples kept apart from the audit's own),
+    then audits the `keep` pairs found. Build one with `dpverify.pairs.search(...)`.
+    """
+
+    length: int
+    low: float
+    high: float
+    relation: str = "all_differ"
+    candidates: int = 64
+    rounds: int = 4
+    integer: bool = False
+    keep: int = 4
+    samples: int | None = None
+
+    @property
+    def distance(self) -> int:
+        return 1  # the pairs searched for are neighbours
+
+    @property
+    def step(self) -> float:
+        """How far a coordinate moves between neighbours: 1, or the whole range if narrower."""
+        return min(1.0, self.high - self.low)
+
+
+def _check_count(name, value, minimum, hint):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InvalidPairsError(f"{name} must be an integer ≥ {minimum}, got {value!r} ({hint})")
+    return int(value)
+
+
+def search(length: int, low: float, high: float, relation: str = "all_differ",
+           candidates: int = 64, rounds: int = 4, integer: bool = False, keep: int = 4,
+           samples: int | None = None) -> PairSearch:
+    """Search the domain [low, high]^length for the neighbouring pairs that leak the most.
+
+    Pass the result as `pairs=`, to `@dpverify.mechanism` or `dpverify.audit`. The audit first
+    scores StatDP's patterns moved into the domain plus `candidates` random pairs, then for
+    `rounds` rounds perturbs the best ones (move a coordinate, change which coordinates differ,
+    push values to the bounds), each pair scored by the bound its best event promises on a small
+    search sample (`samples` runs per input; default 2^14 batched, 2^10 scalar). The `keep` best
+    pairs are then audited as usual. The pairs are chosen on samples independent of the
+    certifying ones, so the audit's false-alarm guarantee is unchanged.
+    """
+    n = _check_length(length)
+    try:
+        lo, hi = float(low), float(high)
+    except (TypeError, ValueError):
+        raise InvalidPairsError(f"low and high must be numbers, got {low!r}, {high!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or not hi > lo:
+        raise InvalidPairsError(f"the domain [low, high] = [{low!r}, {high!r}] must be finite with "
+                                "high > low, e.g. search(length=5, low=0, high=10)")
+    if relation not in RELATIONS:
+        raise InvalidPairsError(f"relation must be one of {', '.join(map(repr, RELATIONS))}, got "
+                                f"{relation!r}: 'one_differ' moves one coordinate by at most 1, "
+                                "'all_differ' every coordinate (sensitivity-1 queries)")
+    if integer and not (lo.is_integer() and hi.is_integer()):
+        raise InvalidPairsError(f"integer=True needs whole-number bounds, got low={low!r}, "
+                                f"high={high!r}")
+    candidates = _check_count("candidates", candidates, 1, "random pairs drawn at the start")
+    rounds = _check_count("rounds", rounds, 0, "rounds of local search; 0 for random search only")
+    keep = _check_count("keep", keep, 1, "how many of the best pairs the audit certifies on")
+    if samples is not None:
+        samples = _check_count("samples", samples, 64, "search runs per input and candidate pair")
+    return PairSearch(n, lo, hi, relation, candidates, rounds, bool(integer), keep, samples)
+
+
 def _same(a, b) -> bool:
     try:
         return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
@@ -97,6 +175,12 @@ def normalize(pairs: Iterable) -> list[tuple]:
 
     Raises InvalidPairsError for an empty list or an element that is not a 2-tuple.
     """
+    if isinstance(pairs, PairSearch):
+        raise InvalidPairsError(
+            "this audit takes a list of pairs, not a search domain: "
+            "pairs=dpverify.pairs.search(...) is searched by dpverify.audit() for (epsilon, delta) "
+            "claims; elsewhere pass the pairs dpverify.input_search.find_pairs(mechanism, space) "
+            "returns")
     if pairs is None:
         raise InvalidPairsError(
             "no neighbouring pairs given: pass pairs=[(D, D_prime), ...] to audit() or to "

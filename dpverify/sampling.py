@@ -23,6 +23,9 @@ from .errors import (AuditTimeoutError, DpVerifyError, InvalidClaimError, Mechan
 from .mechanism import Mechanism
 
 SEARCH, CERTIFY, PREFLIGHT = 0, 1, 2
+# Input search (input_search.py) draws under its own purpose, so its chunks never share a seed
+# with an audit's search, certifying or pre-flight chunks, whatever their stage and pair numbers.
+PAIR_SEARCH = 3
 BACKENDS = ("threading", "loky", "dask")
 
 
@@ -251,7 +254,8 @@ class Sampler:
 
 
 def _describe_task(task: ChunkTask) -> str:
-    purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight"}[task.purpose]
+    purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
+               PAIR_SEARCH: "input search"}[task.purpose]
     side = ("D", "D'")[task.side]
     return (f"stage {task.stage} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
             f"(samples {task.start}..{task.start + task.size - 1})")
