@@ -194,7 +194,7 @@ class LinearScore(ScoreModel):
 
     def score(self, enc):
         d = min(enc.X.shape[1], len(self.weights))
-        return np.nan_to_num(enc.X[:, :d], nan=0.0) @ self.weights[:d]
+        return np.einsum("ij,j->i", np.nan_to_num(enc.X[:, :d], nan=0.0), self.weights[:d])
 
     def describe(self, sign, threshold):
         rel = "≥" if sign > 0 else "≤"
@@ -248,7 +248,7 @@ class CoordinateSum(ScoreModel):
             x[:, :enc.X.shape[1]] = enc.X
         if self.transform is None:
             return x
-        return (x - self.mean.astype(x.dtype)) @ self.transform.T.astype(x.dtype)
+        return _decorrelate(x, self.mean, self.transform)
 
     def score(self, enc):
         z = self.features(enc)
@@ -271,6 +271,12 @@ class CoordinateSum(ScoreModel):
                 f"over {len(self.edges)} coordinate(s)")
 
 
+def _decorrelate(x: np.ndarray, mean: np.ndarray, transform: np.ndarray) -> np.ndarray:
+    """(x − μ)·Wᵀ. einsum rather than BLAS: OpenBLAS's threads make this tall, thin product
+    several times slower on a busy machine, and the audit is already parallel over chunks."""
+    return np.einsum("ij,kj->ik", x - mean.astype(x.dtype), transform.astype(x.dtype))
+
+
 def _whitening(x: np.ndarray) -> np.ndarray | None:
     """Inverse Cholesky factor of the covariance of x when coordinates are correlated (some
     |correlation| > 0.1) and the covariance is well conditioned, else None."""
@@ -290,13 +296,11 @@ def _whitening(x: np.ndarray) -> np.ndarray | None:
 
 def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
     """Coordinate-sum scores for multivariate outputs: weighted and voting two-bin versions on
-    the raw (or, if correlated, decorrelated) coordinates, plus finer bins when decorrelated
-    (finer raw bins are `BinnedLikelihoodRatio`'s job)."""
+    the raw (or, if correlated, decorrelated) coordinates."""
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
     if d < 2:
         return []
-    xa = a.X[:, :d].astype(np.float64)
-    xb = b.X[:, :d].astype(np.float64)
+    xa, xb = a.X[:, :d], b.X[:, :d]
     pooled = np.concatenate([xa, xb])
     mean = np.zeros(d)
     transform = None
@@ -304,31 +308,45 @@ def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
         transform = _whitening(pooled)
         if transform is not None:
             mean = pooled.mean(axis=0)
-            xa, xb = (xa - mean) @ transform.T, (xb - mean) @ transform.T
+            xa, xb = _decorrelate(xa, mean, transform), _decorrelate(xb, mean, transform)
             pooled = np.concatenate([xa, xb])
-    variants = [(2, False), (2, True)]
-    if transform is not None:
-        variants.append((int(np.clip(round(len(pooled) ** (1 / 3) / 2), 2, 32)), False))
+    bin_counts = [2]  # finer bins on raw coordinates are `BinnedLikelihoodRatio`'s job
+    prefix = "decorrelated " if transform is not None else ""
     models = []
-    for n_bins, vote in variants:
+    for n_bins in bin_counts:
         edges_all, ratios_all = [], []
         for j in range(d):
-            col = pooled[:, j]
-            present = col[~np.isnan(col)]
-            edges = _quantile_edges(present, n_bins) if present.size else np.empty(0)
-            k = len(edges) + 2
-            ca = np.bincount(np.where(np.isnan(xa[:, j]), k - 1,
-                                      np.searchsorted(edges, xa[:, j], side="right")), minlength=k)
-            cb = np.bincount(np.where(np.isnan(xb[:, j]), k - 1,
-                                      np.searchsorted(edges, xb[:, j], side="right")), minlength=k)
-            ratio = _log_ratio(ca, len(xa), cb, len(xb), k)
-            ratio = np.where(ca + cb > 0, ratio, 0.0)
+            edges, ratio = _coordinate_table(xa[:, j], xb[:, j], pooled[:, j], n_bins)
             edges_all.append(edges)
-            ratios_all.append(np.sign(ratio) if vote else ratio)
-        label = ("decorrelated " if transform is not None else "") + \
-            ("vote" if vote else f"{n_bins}-bin likelihood-ratio sum")
-        models.append(CoordinateSum(mean, transform, edges_all, ratios_all, label))
+            ratios_all.append(ratio)
+        models.append(CoordinateSum(mean, transform, edges_all, ratios_all,
+                                    prefix + f"{n_bins}-bin likelihood-ratio sum"))
+        if n_bins == 2:  # the same bins, voting
+            models.append(CoordinateSum(mean, transform, edges_all,
+                                        [np.sign(r) for r in ratios_all], prefix + "vote"))
     return models
+
+
+def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray, n_bins: int):
+    """Quantile bin edges of one coordinate and the smoothed log-ratio of each bin, plus a last
+    cell for "absent" (NaN); cells seen in neither sample get 0."""
+    present = pooled[~np.isnan(pooled)]
+    if present.size == 0:
+        edges = np.empty(0)
+    elif n_bins == 2:
+        edges = np.unique(np.median(present, keepdims=True))
+    else:
+        edges = _quantile_edges(present, n_bins)
+    k = len(edges) + 2
+
+    def cells(x):
+        idx = (x >= edges[0]).astype(np.int64) if len(edges) == 1 else \
+            np.searchsorted(edges, x, side="right")
+        return np.bincount(np.where(np.isnan(x), k - 1, idx), minlength=k)
+
+    ca, cb = cells(xa), cells(xb)
+    ratio = _log_ratio(ca, len(xa), cb, len(xb), k)
+    return edges, np.where(ca + cb > 0, ratio, 0.0)
 
 
 FLOAT_COORDINATES = 4
