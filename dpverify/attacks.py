@@ -30,7 +30,6 @@ from .stats import expected_certified_epsilon
 SMOOTHING = 0.5
 MAX_COORDINATES = 32
 MAX_SKELETONS = 32
-TUNING_SHRINK_Z = 1.0  # tuning counts are large and come from few thresholds: milder shrink
 
 
 def _log_ratio(c_p, n_p, c_q, n_q, k):
@@ -604,8 +603,7 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
            n_certify: int, delta: float, level: float) -> Candidate:
     """The candidate with its threshold re-chosen on tuning counts (k_p, k_q of m draws per
     input at each threshold): the one whose expected certified bound at n_certify is largest."""
-    expected = expected_certified_epsilon(k_p, m, k_q, m, n_certify, delta, level,
-                                          shrink_z=TUNING_SHRINK_Z)
+    expected = expected_certified_epsilon(k_p, m, k_q, m, n_certify, delta, level)
     i = int(np.argmax(expected))
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (engine._precise_enough)
