@@ -44,7 +44,7 @@ PRUNE_AFTER_STAGE = 5   # from then on only the most promising pairs get more se
 ACTIVE_PAIRS = 2
 SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
-TRACKED = 6   # candidates whose score is also counted on a grid of thresholds while certifying
+TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
 
 
 def plan_stages(samples: int) -> list[int]:
