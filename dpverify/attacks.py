@@ -30,6 +30,11 @@ from .stats import expected_certified_epsilon
 SMOOTHING = 0.5
 MAX_COORDINATES = 32
 MAX_SKELETONS = 32
+# Re-choosing a threshold on the previous stage's certifying counts (`retune`): those counts are
+# 4× the search sample's, so a milder shrink than the search's 2σ, but only thresholds whose
+# event was hit at least TUNING_MIN_HITS times under the favoured input.
+TUNING_SHRINK_Z = 1.5
+TUNING_MIN_HITS = 100
 
 
 def bin_index(edges: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -613,7 +618,11 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
            n_certify: int, delta: float, level: float) -> Candidate:
     """The candidate with its threshold re-chosen on tuning counts (k_p, k_q of m draws per
     input at each threshold): the one whose expected certified bound at n_certify is largest."""
-    expected = expected_certified_epsilon(k_p, m, k_q, m, n_certify, delta, level)
+    expected = expected_certified_epsilon(k_p, m, k_q, m, n_certify, delta, level,
+                                          shrink_z=TUNING_SHRINK_Z)
+    enough = np.asarray(k_p) >= TUNING_MIN_HITS
+    if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
+        expected = np.where(enough, expected, -np.inf)
     i = int(np.argmax(expected))
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (engine._precise_enough)
