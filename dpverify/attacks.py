@@ -35,6 +35,7 @@ MAX_SKELETONS = 32
 # event was hit at least TUNING_MIN_HITS times under the favoured input.
 TUNING_SHRINK_Z = 1.5
 TUNING_MIN_HITS = 100
+TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
 
 
 def bin_index(edges: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -602,7 +603,9 @@ def tuning_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 160) -> n
     """Thresholds to re-count on a larger tuning sample: every distinct signed score when there
     are few, else pooled quantiles of the search sample, dense in the favoured tail (where the
     events a large certifying sample can use live), plus the event's own threshold."""
-    v = np.concatenate([cand.signed_scores(a), cand.signed_scores(b)])
+    step = max(1, (len(a) + len(b)) // TUNING_GRID_SAMPLE)  # a thinned sample is plenty
+    v = np.concatenate([cand.signed_scores(a.take(slice(None, None, step))),
+                        cand.signed_scores(b.take(slice(None, None, step)))])
     v = v[np.isfinite(v)]
     if v.size == 0:
         return np.array([cand.threshold])
@@ -678,27 +681,51 @@ def search_pair(pair: int, search_a: Encoded, search_b: Encoded, n_certify: int,
     return candidates
 
 
-class PairEvaluator:
-    """Counts, in one certifying chunk, how often each chosen event of one pair occurs."""
+PROBE_STRIDE = 4  # tracked candidates' grids are counted on every 4th certifying output
 
-    def __init__(self, candidates: list[Candidate]):
+
+class PairEvaluator:
+    """Counts, in one certifying chunk, how often each chosen event of one pair occurs.
+
+    Candidates from index `probe_start` on are tracked ones: only their threshold grids are
+    counted, on every PROBE_STRIDE-th output (a binary search per output and grid is far dearer
+    than drawing the output; a quarter of the certifying sample is still 4× the search's).
+    """
+
+    def __init__(self, candidates: list[Candidate], probe_start: int | None = None):
         self.candidates = candidates
+        self.probe_start = len(candidates) if probe_start is None else probe_start
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        """Counts of each event, then (for events with a grid) the counts at each threshold.
+        """Counts of each event (0 for tracked candidates), then the counts at each threshold of
+        every candidate with a grid, then how many outputs the tracked grids were counted on.
         A model shared by several events (directions, thresholds) is scored once per chunk."""
+        events = self.candidates[:self.probe_start]
+        probes = self.candidates[self.probe_start:]
+        sub = enc.take(slice(None, None, PROBE_STRIDE)) if probes else enc
+        counts = [np.array([np.count_nonzero(c.hits(enc, s))
+                            for c, s in zip(events, self._scores(events, enc))]
+                           + [0] * len(probes))]
+        counts += [c.grid_counts(enc, s) for c, s in zip(events, self._scores(events, enc))
+                   if c.grid is not None]
+        counts += [c.grid_counts(sub, s) for c, s in zip(probes, self._scores(probes, sub))]
+        counts.append(np.array([len(sub) if probes else 0]))
+        return np.concatenate(counts).astype(np.int64)
+
+    @staticmethod
+    def _scores(candidates: list[Candidate], enc: Encoded) -> list:
+        """Each candidate's model scores on enc, computed once per shared model; None where a
+        model serves one candidate without a grid (hits() may then take a faster path)."""
         shared: dict = {}
-        for c in self.candidates:
+        for c in candidates:
             shared[id(c.model)] = shared.get(id(c.model), 0) + 1
         cache: dict = {}
-
-        def score(c):
+        out = []
+        for c in candidates:
             if shared[id(c.model)] == 1 and c.grid is None:
-                return None  # scored once anyway; let hits() use a fast path if it has one
+                out.append(None)
+                continue
             if id(c.model) not in cache:
                 cache[id(c.model)] = c.model.score(enc)
-            return cache[id(c.model)]
-
-        counts = [np.array([np.count_nonzero(c.hits(enc, score(c))) for c in self.candidates])]
-        counts += [c.grid_counts(enc, score(c)) for c in self.candidates if c.grid is not None]
-        return np.concatenate(counts).astype(np.int64)
+            out.append(cache[id(c.model)])
+        return out

@@ -297,8 +297,17 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
             for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
                 bar.stage = j
                 level = alpha_j / (2 * K)
-                carried = _carry_over(tracked, n_j, dlt, level)
-                if not frozen:
+                searched = False
+                if frozen and tracked:
+                    # search converged at the previous stage: its tracked counts choose the
+                    # thresholds for the final size once, and later stages certify those events
+                    events = [replace(c, grid=None)
+                              for c in _distinct(sorted(_carry_over(tracked, sizes[-1], dlt, level),
+                                                        key=lambda c: -c.expected_epsilon))[:K]]
+                    tracked = []
+                elif not frozen:
+                    searched = True
+                    carried = _carry_over(tracked, n_j, dlt, level)
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
                                            level, K, floating)
                     pool = carried + chosen.candidates
@@ -309,17 +318,17 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
                               and _precise_enough(chosen.events[0]))
                     data = chosen.data
-                else:
-                    pool = carried
-                pool = _distinct(sorted(pool, key=lambda c: -c.expected_epsilon))
-                events = [replace(c, grid=None) for c in pool[:K]]
+                    pool = _distinct(sorted(pool, key=lambda c: -c.expected_epsilon))
+                    events = [replace(c, grid=None) for c in pool[:K]]
                 if curves:
                     for c in events:
                         if c.pair in data:
                             c.grid = curve_grid(c, *data[c.pair])
-                probes = [replace(c, grid=(c.tuning[0] if c.tuning is not None
-                                           else tuning_grid(c, *data[c.pair])))
-                          for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
+                # tracked counts serve the next stage only, and only until search is frozen
+                probes = [] if not (searched and j < len(sizes)) else [
+                    replace(c, grid=(c.tuning[0] if c.tuning is not None
+                                     else tuning_grid(c, *data[c.pair])))
+                    for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
                 # Certify the K events on fresh samples; the same pass counts the tracked
                 # candidates' threshold grids, which choose the next stage's thresholds.
                 by_pair: dict = {}
@@ -327,7 +336,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     by_pair.setdefault(c.pair, ([], []))[0].append(c)
                 for c in probes:
                     by_pair.setdefault(c.pair, ([], []))[1].append(c)
-                evaluators = {p: PairEvaluator(ev + pr) for p, (ev, pr) in by_pair.items()}
+                evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev))
+                              for p, (ev, pr) in by_pair.items()}
                 tasks = [t for p in by_pair for s in (0, 1)
                          for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
                                                     stage=j, purpose=CERTIFY)]
@@ -344,8 +354,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                         if i >= len(ev):  # a tracked candidate: keep its grid counts
                             g = _grid_counts(cs, i, counts[p, cand.direction],
                                              counts[p, 1 - cand.direction], n_j, 0.0)
+                            m_probe = int(counts[p, 0][-1])  # outputs the grids saw
                             tracked.append(replace(cand, grid=None,
-                                                   tuning=(cand.grid, g["k_p"], g["k_q"], n_j)))
+                                                   tuning=(cand.grid, g["k_p"], g["k_q"], m_probe)))
                             continue
                         w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
