@@ -77,7 +77,10 @@ def test_ctrl_c_stops_promptly_and_keeps_what_was_certified(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "dpverify", "audit", "slow.py", "--epsilon", "1.0",
          "--samples", str(1 << 24), "--jobs", "1", "--json", str(out)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a runner started in the background (e.g. `cmd &`) ignores SIGINT, and children inherit
+        # that; give the audit the default handler, as a terminal would
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(6)  # a few stages certified, the big last ones still running
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
