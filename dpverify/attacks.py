@@ -242,9 +242,9 @@ class CoordinateSum(ScoreModel):
       correlated (it decorrelates them in order: running sums become their increments), else
       the identity. Summing per-coordinate log-ratios is the exact log-likelihood ratio when the
       z_j are independent, e.g. independent noise on each query or increment.
-    - r_j is the smoothed log-ratio of z_j's quantile bin; an absent coordinate (⊥, NaN) is a
-      bin of its own, so ⊥/abort flags and released values are scored together.
-    - `vote` keeps only the sign of each r_j: with two bins per coordinate the score counts the
+    - r_j is the smoothed log-ratio of z_j's side of its pooled median; an absent coordinate
+      (⊥, NaN) is a cell of its own, so ⊥/abort flags and released values are scored together.
+    - The voting variant (label "vote") keeps only the sign of each r_j: its score counts the
       coordinates on their favoured side, which for many weak coordinates (each log-ratio known
       only roughly from search data) orders outputs better than the noisy weights.
     """
@@ -324,39 +324,26 @@ def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
             mean = pooled.mean(axis=0)
             xa, xb = _decorrelate(xa, mean, transform), _decorrelate(xb, mean, transform)
             pooled = np.concatenate([xa, xb])
-    bin_counts = [2]  # finer bins on raw coordinates are `BinnedLikelihoodRatio`'s job
+    # two bins per coordinate (split at the pooled median); finer bins on raw coordinates are
+    # `BinnedLikelihoodRatio`'s job
     prefix = "decorrelated " if transform is not None else ""
-    models = []
-    for n_bins in bin_counts:
-        edges_all, ratios_all = [], []
-        for j in range(d):
-            edges, ratio = _coordinate_table(xa[:, j], xb[:, j], pooled[:, j], n_bins)
-            edges_all.append(edges)
-            ratios_all.append(ratio)
-        models.append(CoordinateSum(mean, transform, edges_all, ratios_all,
-                                    prefix + f"{n_bins}-bin likelihood-ratio sum"))
-        if n_bins == 2:  # the same bins, voting
-            models.append(CoordinateSum(mean, transform, edges_all,
-                                        [np.sign(r) for r in ratios_all], prefix + "vote"))
-    return models
+    tables = [_coordinate_table(xa[:, j], xb[:, j], pooled[:, j]) for j in range(d)]
+    edges = [e for e, _ in tables]
+    ratios = [r for _, r in tables]
+    return [CoordinateSum(mean, transform, edges, ratios, prefix + "2-bin likelihood-ratio sum"),
+            # the same bins, voting: only the sign of each coordinate's log-ratio counts
+            CoordinateSum(mean, transform, edges, [np.sign(r) for r in ratios], prefix + "vote")]
 
 
-def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray, n_bins: int):
-    """Quantile bin edges of one coordinate and the smoothed log-ratio of each bin, plus a last
-    cell for "absent" (NaN); cells seen in neither sample get 0."""
+def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray):
+    """One coordinate's median split and the smoothed log-ratio of its cells: below, at or
+    above the median, and a last cell for "absent" (NaN); cells seen in neither sample get 0."""
     present = pooled[~np.isnan(pooled)]
-    if present.size == 0:
-        edges = np.empty(0)
-    elif n_bins == 2:
-        edges = np.unique(np.median(present, keepdims=True))
-    else:
-        edges = _quantile_edges(present, n_bins)
+    edges = np.unique(np.median(present, keepdims=True)) if present.size else np.empty(0)
     k = len(edges) + 2
 
     def cells(x):
-        idx = (x >= edges[0]).astype(np.int64) if len(edges) == 1 else \
-            np.searchsorted(edges, x, side="right")
-        return np.bincount(np.where(np.isnan(x), k - 1, idx), minlength=k)
+        return np.bincount(np.where(np.isnan(x), k - 1, bin_index(edges, x)), minlength=k)
 
     ca, cb = cells(xa), cells(xb)
     ratio = _log_ratio(ca, len(xa), cb, len(xb), k)
