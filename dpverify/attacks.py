@@ -31,8 +31,10 @@ SMOOTHING = 0.5
 MAX_COORDINATES = 32
 MAX_SKELETONS = 32
 # Re-choosing a threshold on the previous stage's certifying counts (`retune`): those counts are
-# 4× the search sample's, so a milder shrink than the search's 2σ, but only thresholds whose
-# event was hit at least TUNING_MIN_HITS times under the favoured input.
+# fresh (the model was not fitted on them) and, from the stage before last at the default
+# budget on, at least as large as the search sample's selection half, so a milder shrink than
+# the search's 2σ, but only thresholds whose event was hit at least TUNING_MIN_HITS times under
+# the favoured input.
 TUNING_SHRINK_Z = 1.5
 TUNING_MIN_HITS = 100
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
@@ -676,7 +678,8 @@ class PairEvaluator:
 
     Candidates from index `probe_start` on are tracked ones: only their threshold grids are
     counted, on every PROBE_STRIDE-th output (a binary search per output and grid is far dearer
-    than drawing the output; a quarter of the certifying sample is still 4× the search's).
+    than drawing the output; at the stage before last a quarter of the certifying sample is
+    already as large as the search sample's selection half).
     """
 
     def __init__(self, candidates: list[Candidate], probe_start: int | None = None):

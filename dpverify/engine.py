@@ -120,7 +120,9 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
 
 def _distinct(candidates: list[Candidate]) -> list[Candidate]:
     """Drop candidates that select the same search-sample counts of the same pair and direction
-    as a better one (several models often find one event)."""
+    as a better one (several models often find one event). A carried-over candidate keeps the
+    search counts of the event it started from though its threshold was re-chosen, so carried
+    and freshly searched candidates are never merged."""
     out, seen = [], set()
     for c in candidates:
         key = (c.pair, c.direction, c.search_counts, c.tuning is None)
@@ -133,8 +135,10 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
 def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float) -> list[Candidate]:
     """Candidates tracked on the previous stage's certifying sample, with thresholds re-chosen on
     those counts for this stage's size n. That sample is independent of this stage's certifying
-    sample, so it can choose this stage's events; it is 4× the search sample's selection half
-    and places thresholds in the far tail that weak, spread-out effects need."""
+    sample, so it can choose this stage's events. It is a quarter of the previous stage's
+    certifying sample (PROBE_STRIDE): 2^18 outputs per input at the stage before last of a
+    default audit, as many as the search sample's selection half, and more for larger budgets;
+    being fresh, it is free of the selection bias of the data the model was fitted on."""
     out = []
     for c in tracked:
         thresholds, k_p, k_q, m = c.tuning
@@ -162,17 +166,44 @@ def _most_promising_pairs(candidates: list[Candidate], how_many: int) -> list[in
     return pairs
 
 
+def _grid_slice(cands, i, counts_p, counts_q):
+    """Candidate i's grid counts (k_p, k_q) out of its pair's count vectors (events come first)."""
+    start = len(cands) + sum(len(c.grid) for c in cands[:i] if c.grid is not None)
+    stop = start + len(cands[i].grid)
+    return counts_p[start:stop], counts_q[start:stop]
+
+
 def _grid_counts(cands, i, counts_p, counts_q, n, fraction):
-    """Slice candidate i's grid counts out of its pair's count vector (events come first)."""
+    """The witness's grid counts, with what `privacy_curves_of` needs to plot them."""
     cand = cands[i]
     if cand.grid is None:
         return None
-    start = len(cands) + sum(len(c.grid) for c in cands[:i] if c.grid is not None)
-    stop = start + len(cand.grid)
-    return {"thresholds": cand.grid, "k_p": counts_p[start:stop], "k_q": counts_q[start:stop],
+    k_p, k_q = _grid_slice(cands, i, counts_p, counts_q)
+    return {"thresholds": cand.grid, "k_p": k_p, "k_q": k_q,
             "n": n, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
             "privacy_loss": (cand.model.privacy_loss(cand.sign)
                              if hasattr(cand.model, "privacy_loss") else None)}
+
+
+def _certifying_counts(sampler, events, probes, j, n_j):
+    """Count the K events on fresh samples (purpose CERTIFY) of stage j, n_j runs per input; the
+    same pass counts the tracked candidates' threshold grids, which choose the next stage's
+    thresholds. Returns pair → (events, probes) and (pair, side) → count vector (events, then
+    the probes' grids, then the probe sample size; see `PairEvaluator`)."""
+    by_pair: dict = {}
+    for c in events:
+        by_pair.setdefault(c.pair, ([], []))[0].append(c)
+    for c in probes:
+        by_pair.setdefault(c.pair, ([], []))[1].append(c)
+    evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev))
+                  for p, (ev, pr) in by_pair.items()}
+    tasks = [t for p in by_pair for s in (0, 1)
+             for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s, stage=j,
+                                        purpose=CERTIFY)]
+    counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
+    for task, c in zip(tasks, sampler.run(tasks, evaluators)):
+        counts[task.pair, task.side] = counts[task.pair, task.side] + c
+    return by_pair, counts
 
 
 def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
@@ -329,21 +360,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
-                # Certify the K events on fresh samples; the same pass counts the tracked
-                # candidates' threshold grids, which choose the next stage's thresholds.
-                by_pair: dict = {}
-                for c in events:
-                    by_pair.setdefault(c.pair, ([], []))[0].append(c)
-                for c in probes:
-                    by_pair.setdefault(c.pair, ([], []))[1].append(c)
-                evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev))
-                              for p, (ev, pr) in by_pair.items()}
-                tasks = [t for p in by_pair for s in (0, 1)
-                         for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s,
-                                                    stage=j, purpose=CERTIFY)]
-                counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
-                for task, c in zip(tasks, sampler.run(tasks, evaluators)):
-                    counts[task.pair, task.side] = counts[task.pair, task.side] + c
+                by_pair, counts = _certifying_counts(sampler, events, probes, j, n_j)
                 stage_best = -math.inf
                 tracked = []
                 for p, (ev, pr) in by_pair.items():
@@ -352,11 +369,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                         k_p = counts[p, cand.direction][i]
                         k_q = counts[p, 1 - cand.direction][i]
                         if i >= len(ev):  # a tracked candidate: keep its grid counts
-                            g = _grid_counts(cs, i, counts[p, cand.direction],
-                                             counts[p, 1 - cand.direction], n_j, 0.0)
+                            g_p, g_q = _grid_slice(cs, i, counts[p, cand.direction],
+                                                   counts[p, 1 - cand.direction])
                             m_probe = int(counts[p, 0][-1])  # outputs the grids saw
                             tracked.append(replace(cand, grid=None,
-                                                   tuning=(cand.grid, g["k_p"], g["k_q"], m_probe)))
+                                                   tuning=(cand.grid, g_p, g_q, m_probe)))
                             continue
                         w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
