@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .encoding import Encoded
-from .stats import expected_certified_epsilon
+from .stats import expected_bound_and_method
 
 SMOOTHING = 0.5
 MAX_COORDINATES = 32
@@ -551,6 +551,9 @@ class Candidate:
     potential: float = -np.inf  # best expected bound of this model at the final sample size
     grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
     tuning: tuple | None = None  # (thresholds, k_p, k_q, m): counts on a threshold-tuning sample
+    # certify with the one-bound ratio test (δ = 0, stats.ratio_epsilon_bound) instead of two
+    # Clopper–Pearson bounds; chosen with the threshold, on the same search or tuning counts
+    ratio_test: bool = False
 
     def hits(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
         """Which outputs fall in the event; `score`: the model's scores of enc, if known."""
@@ -610,8 +613,8 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
            n_certify: int, delta: float, level: float) -> Candidate:
     """The candidate with its threshold re-chosen on tuning counts (k_p, k_q of m draws per
     input at each threshold): the one whose expected certified bound at n_certify is largest."""
-    expected = expected_certified_epsilon(k_p, m, k_q, m, n_certify, delta, level,
-                                          shrink_z=TUNING_SHRINK_Z)
+    expected, ratio = expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level,
+                                                shrink_z=TUNING_SHRINK_Z)
     enough = np.asarray(k_p) >= TUNING_MIN_HITS
     if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
         expected = np.where(enough, expected, -np.inf)
@@ -619,7 +622,7 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (engine._precise_enough)
     return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
-                   grid=None, tuning=(thresholds, k_p, k_q, m))
+                   grid=None, tuning=(thresholds, k_p, k_q, m), ratio_test=bool(ratio[i]))
 
 
 def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,
@@ -640,15 +643,16 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
         kb = count_at_least(vb, thresholds)
         for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
                                                         (kb, len(vb), ka, len(va))]):
-            expected = expected_certified_epsilon(kp, mp, kq, mq, n_certify, delta, level)
+            expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level)
             potential = float(np.max(
                 expected if n_final == n_certify  # the same numbers: skip the second pass
-                else expected_certified_epsilon(kp, mp, kq, mq, n_final, delta, level)))
+                else expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level)[0]))
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
                                             float(expected[i]),
-                                            (int(kp[i]), mp, int(kq[i]), mq), potential)
+                                            (int(kp[i]), mp, int(kq[i]), mq), potential,
+                                            ratio_test=bool(ratio[i]))
             elif potential > best[direction].potential:
                 best[direction].potential = potential
     for direction in (0, 1):

@@ -4,9 +4,11 @@ Statistical design (theory.md §2), stated once:
 - The audit runs in stages whose certifying sample grows 4× per stage up to `samples` per input.
 - At stage j the events are chosen on search samples only; the best `certify_per_stage` events
   over all pairs and both directions are then counted on fresh samples drawn for this stage.
-- Stage j spends α_j = α/2^{J−j+1} (α = 1 − confidence); each of its K events gets α_j/K, split
-  evenly over the two Clopper–Pearson bounds. By the union bound the chance that ANY reported
-  bound exceeds the true ε — i.e. the false-alarm rate on a correct mechanism — is ≤ α.
+- Stage j spends α_j = α/2^{J−j+1} (α = 1 − confidence); each of its K events gets α_j/K,
+  spent on one conditional ratio test (δ = 0; exact because each input's certifying run count
+  is Poisson) or split evenly over two Clopper–Pearson bounds, whichever the search data expect
+  to certify more. By the union bound the chance that ANY reported bound exceeds the true ε —
+  i.e. the false-alarm rate on a correct mechanism — is ≤ α.
 - The first stage whose bound exceeds the claim stops the audit (gross bugs fail fast).
 - Search stops growing once the best event's log-ratio is known to ±0.01 on the search sample;
   later stages then certify the same events on their own fresh samples.
@@ -27,12 +29,14 @@ from .errors import InvalidClaimError
 from .compose import group_claim
 from .mechanism import as_mechanism, validate_claim
 from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
-from .result import AuditResult, PrivacyCurves, RenyiAuditResult, StageSummary, Witness
+from .result import (RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves, RenyiAuditResult,
+                     StageSummary, Witness)
 from .progress import Progress
-from .sampling import CERTIFY, SEARCH, Sampler, check_uses_rng, split_into_chunks
+from .sampling import (CERTIFY, SEARCH, Sampler, check_uses_rng, poisson_sample_size,
+                       split_into_chunks)
 from .region import box_outside
 from .stats import (certified_epsilon, cp_lower, cp_upper, delta_lower_curve, epsilon_pvalue,
-                    plug_in_epsilon, stage_alphas, wilson_bounds)
+                    plug_in_epsilon, ratio_epsilon_bound, stage_alphas, wilson_bounds)
 
 DEFAULT_SAMPLES_BATCHED = 1 << 22
 DEFAULT_SAMPLES_SCALAR = 1 << 17
@@ -71,18 +75,25 @@ def _validate_options(confidence, samples, seed, certify_per_stage):
     return confidence
 
 
-def _witness(pairs, cand: Candidate, k_p, k_q, n, delta, level, stage) -> Witness:
+def event_bound(cand: Candidate, k_p, n_p, k_q, n_q, delta, level) -> float:
+    """The certified bound of one event with the certificate chosen for it on search data: the
+    conditional ratio test at 2·level (one bound), else two Clopper–Pearson bounds at level."""
+    if cand.ratio_test:
+        return float(ratio_epsilon_bound(k_p, k_q, 2 * level))
+    return float(certified_epsilon(k_p, n_p, k_q, n_q, delta, level))
+
+
+def _witness(pairs, cand: Candidate, k_p, n_p, k_q, n_q, delta, level, stage) -> Witness:
     first, second = pairs[cand.pair]
     D, D_prime = (first, second) if cand.direction == 0 else (second, first)
-    p_low = float(cp_lower(k_p, n, level))
-    q_high = float(cp_upper(k_q, n, level))
     return Witness(
         D=D, D_prime=D_prime, event=cand.describe(), attack=cand.model.kind,
-        count_D=int(k_p), samples_D=int(n), count_D_prime=int(k_q), samples_D_prime=int(n),
-        p_lower=p_low, q_upper=q_high,
-        epsilon_lower_bound=float(certified_epsilon(k_p, n, k_q, n, delta, level)),
-        epsilon_estimate=plug_in_epsilon(k_p, n, k_q, n, delta), stage=stage,
-        support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS))
+        count_D=int(k_p), samples_D=int(n_p), count_D_prime=int(k_q), samples_D_prime=int(n_q),
+        p_lower=float(cp_lower(k_p, n_p, level)), q_upper=float(cp_upper(k_q, n_q, level)),
+        epsilon_lower_bound=event_bound(cand, k_p, n_p, k_q, n_q, delta, level),
+        epsilon_estimate=plug_in_epsilon(k_p, n_p, k_q, n_q, delta), stage=stage,
+        support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
+        certificate=RATIO_TEST if cand.ratio_test else TWO_BOUNDS)
 
 
 @dataclass
@@ -181,15 +192,18 @@ def _grid_counts(cands, i, counts_p, counts_q, n, fraction):
     k_p, k_q = _grid_slice(cands, i, counts_p, counts_q)
     return {"thresholds": cand.grid, "k_p": k_p, "k_q": k_q,
             "n": n, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
+            "ratio_test": cand.ratio_test,
             "privacy_loss": (cand.model.privacy_loss(cand.sign)
                              if hasattr(cand.model, "privacy_loss") else None)}
 
 
-def _certifying_counts(sampler, events, probes, j, n_j):
-    """Count the K events on fresh samples (purpose CERTIFY) of stage j, n_j runs per input; the
-    same pass counts the tracked candidates' threshold grids, which choose the next stage's
-    thresholds. Returns pair → (events, probes) and (pair, side) → count vector (events, then
-    the probes' grids, then the probe sample size; see `PairEvaluator`)."""
+def _certifying_counts(sampler, seed, events, probes, j, n_j):
+    """Count the K events on fresh samples (purpose CERTIFY) of stage j, Poisson(n_j) runs per
+    input (`poisson_sample_size`: what the ratio test needs; the two-bound certificate holds
+    given any sizes). The same pass counts the tracked candidates' threshold grids, which choose
+    the next stage's thresholds. Returns pair → (events, probes), (pair, side) → count vector
+    (events, then the probes' grids, then the probe sample size; see `PairEvaluator`) and
+    (pair, side) → runs."""
     by_pair: dict = {}
     for c in events:
         by_pair.setdefault(c.pair, ([], []))[0].append(c)
@@ -197,13 +211,14 @@ def _certifying_counts(sampler, events, probes, j, n_j):
         by_pair.setdefault(c.pair, ([], []))[1].append(c)
     evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev))
                   for p, (ev, pr) in by_pair.items()}
-    tasks = [t for p in by_pair for s in (0, 1)
-             for t in split_into_chunks(n_j, sampler.chunk_size, pair=p, side=s, stage=j,
+    runs = {(p, s): poisson_sample_size(seed, n_j, p, s, j) for p in by_pair for s in (0, 1)}
+    tasks = [t for (p, s), n in runs.items()
+             for t in split_into_chunks(n, sampler.chunk_size, pair=p, side=s, stage=j,
                                         purpose=CERTIFY)]
     counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
     for task, c in zip(tasks, sampler.run(tasks, evaluators)):
         counts[task.pair, task.side] = counts[task.pair, task.side] + c
-    return by_pair, counts
+    return by_pair, counts, runs
 
 
 def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
@@ -213,25 +228,26 @@ def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) ->
     split over the grid (Bonferroni), so all boxes and the whole δ(ε) curve hold jointly with
     probability ≥ 1 − 4·fraction·α per plot; the p-value is scaled by the same share.
     """
-    n, k_p, k_q = grid["n"], np.asarray(grid["k_p"]), np.asarray(grid["k_q"])
+    (n_p, n_q), k_p, k_q = grid["n"], np.asarray(grid["k_p"]), np.asarray(grid["k_q"])
     T = len(k_p)
     box_level = grid["fraction"] * alpha / T
-    p_low, p_high = cp_lower(k_p, n, box_level), cp_upper(k_p, n, box_level)
-    q_low, q_high = cp_lower(k_q, n, box_level), cp_upper(k_q, n, box_level)
+    p_low, p_high = cp_lower(k_p, n_p, box_level), cp_upper(k_p, n_p, box_level)
+    q_low, q_high = cp_lower(k_q, n_q, box_level), cp_upper(k_q, n_q, box_level)
     top = max(4 * epsilon, 1.0)
     eps_grid = np.linspace(0, top if math.isfinite(top) else 10.0, 41)
     kp_event, kq_event = grid["k_event"]
-    pvalues = [min(1.0, epsilon_pvalue(kp_event, n, kq_event, n, e, delta,
-                                       fraction=grid["fraction"])) for e in eps_grid]
+    pvalues = [min(1.0, epsilon_pvalue(kp_event, n_p, kq_event, n_q, e, delta,
+                                       fraction=grid["fraction"],
+                                       ratio_test=grid["ratio_test"])) for e in eps_grid]
     return PrivacyCurves(
         thresholds=tuple(map(float, grid["thresholds"])),
-        alpha=tuple(k_q / n), beta=tuple(1 - k_p / n),
+        alpha=tuple(k_q / n_q), beta=tuple(1 - k_p / n_p),
         alpha_low=tuple(q_low), alpha_high=tuple(q_high),
         beta_low=tuple(1 - p_high), beta_high=tuple(1 - p_low),
         outside=tuple(bool(x) for x in box_outside(q_high, 1 - p_low, epsilon, delta)),
         box_confidence=1 - 4 * T * box_level,
         epsilons=tuple(map(float, eps_grid)),
-        delta_lower=tuple(map(float, delta_lower_curve(k_p, k_q, n, n, eps_grid,
+        delta_lower=tuple(map(float, delta_lower_curve(k_p, k_q, n_p, n_q, eps_grid,
                                                        2 * box_level))),
         pvalues=tuple(map(float, pvalues)), privacy_loss=grid["privacy_loss"])
 
@@ -252,8 +268,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
-    certifying sample size per input at the last stage (default 2^22 for batched mechanisms,
-    2^17 for scalar ones). The false-alarm rate on a correct mechanism is at most 1 − confidence.
+    mean certifying sample size per input at the last stage (each input gets a Poisson number
+    of runs; default 2^22 for batched mechanisms, 2^17 for scalar ones). The false-alarm rate
+    on a correct mechanism is at most 1 − confidence.
 
     backend: "threading" (default for batched), "loky" (default for scalar), or "dask" (the
     current dask.distributed Client); the same seed gives the same result on every backend.
@@ -360,7 +377,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
-                by_pair, counts = _certifying_counts(sampler, events, probes, j, n_j)
+                by_pair, counts, stage_runs = _certifying_counts(sampler, seed, events, probes, j, n_j)
                 stage_best = -math.inf
                 tracked = []
                 for p, (ev, pr) in by_pair.items():
@@ -368,6 +385,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     for i, cand in enumerate(cs):
                         k_p = counts[p, cand.direction][i]
                         k_q = counts[p, 1 - cand.direction][i]
+                        n_p = stage_runs[p, cand.direction]
+                        n_q = stage_runs[p, 1 - cand.direction]
                         if i >= len(ev):  # a tracked candidate: keep its grid counts
                             g_p, g_q = _grid_slice(cs, i, counts[p, cand.direction],
                                                    counts[p, 1 - cand.direction])
@@ -375,12 +394,12 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             tracked.append(replace(cand, grid=None,
                                                    tuning=(cand.grid, g_p, g_q, m_probe)))
                             continue
-                        w = _witness(pair_list, cand, k_p, k_q, n_j, dlt, level, j)
+                        w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
                             best = w
                             best_curve = _grid_counts(cs, i, counts[p, cand.direction],
-                                                      counts[p, 1 - cand.direction], n_j,
+                                                      counts[p, 1 - cand.direction], (n_p, n_q),
                                                       level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(events), stage_best))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:
@@ -451,7 +470,9 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
             lower = renyi_lower_bound(float(cp_lower(k_p, n, level)), float(cp_upper(k_p, n, level)),
                                       float(cp_lower(k_q, n, level)), float(cp_upper(k_q, n, level)),
                                       alpha_r)
-            witness = _witness(pair_list, cand, k_p, k_q, n, 0.0, level, 2)
+            # fixed sample sizes here: the witness's ε shown with the two-bound certificate
+            witness = _witness(pair_list, replace(cand, ratio_test=False), k_p, n, k_q, n, 0.0,
+                               level, 2)
         runs = sampler.runs
     return RenyiAuditResult(
         mechanism=mech.name, verdict="violation" if lower > rho else "pass", alpha=alpha_r,

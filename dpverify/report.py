@@ -43,6 +43,7 @@ def markdown(document: dict) -> str:
                       f"{w['count_D_prime']}/{w['samples_D_prime']} under D'",
                       f"- Clopper–Pearson: P[M(D) ∈ S] ≥ {_fmt(w['p_lower'])}, "
                       f"P[M(D') ∈ S] ≤ {_fmt(w['q_upper'])}",
+                      f"- certified by: {w.get('certificate', 'two Clopper–Pearson bounds')}",
                       f"- plug-in ε estimate on this event: {_fmt(w['epsilon_estimate'])}"]
             if w["support_mismatch"]:
                 lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
@@ -136,6 +137,7 @@ def html(document: dict, results, images: dict) -> str:
                     ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
                     ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
                     ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}"),
+                    ("certified by", w.certificate),
                     ("plug-in ε on S", f"{w.epsilon_estimate:.4g}")]) + "</table>")
         parts += [_img(p) for p in images.get(result.mechanism, [])]
     parts.append("</body></html>")

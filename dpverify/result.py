@@ -31,11 +31,18 @@ def jsonable(value: Any):
     return value
 
 
+TWO_BOUNDS = "two Clopper–Pearson bounds"        # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
+RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
+
+
 @dataclass(frozen=True)
 class Witness:
     """The evidence: P[M(D) ∈ S] counted on a certifying sample that did not choose S.
 
     `D` is the input whose output lands in the event more often; `D_prime` the other.
+    p_lower and q_upper are each side's Clopper–Pearson bound at the event's per-bound level;
+    with the ratio test (`certificate`) the bound comes from the hits alone and is tighter
+    than ln((p_lower − δ)/q_upper).
     """
 
     D: Any
@@ -52,6 +59,7 @@ class Witness:
     epsilon_estimate: float  # plug-in ln((p̂ − δ)/q̂), not a bound
     stage: int
     support_mismatch: bool   # many hits under D, none under D': ε may be infinite
+    certificate: str = TWO_BOUNDS  # or RATIO_TEST: how epsilon_lower_bound was certified
 
     @property
     def rate_D(self) -> float:

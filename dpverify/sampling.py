@@ -26,6 +26,8 @@ SEARCH, CERTIFY, PREFLIGHT = 0, 1, 2
 # Input search (input_search.py) draws under its own purpose, so its chunks never share a seed
 # with an audit's search, certifying or pre-flight chunks, whatever their stage and pair numbers.
 PAIR_SEARCH = 3
+# The Poisson number of certifying runs per input (`poisson_sample_size`) has a stream of its own.
+SAMPLE_SIZE = 4
 BACKENDS = ("threading", "loky", "dask")
 
 
@@ -73,6 +75,17 @@ def split_into_chunks(n: int, chunk_size: int, **task_fields) -> list[ChunkTask]
         tasks.append(ChunkTask(index=index, start=start, size=min(chunk_size, n - start),
                                **task_fields))
     return tasks
+
+
+def poisson_sample_size(root_seed: int, mean: int, pair: int, side: int, stage: int) -> int:
+    """How many certifying runs input `side` of pair `pair` gets at `stage`: N ~ Poisson(mean).
+
+    With a Poisson number of runs the hits of an event are Poisson(mean·p) and independent
+    between the inputs, so given the total hits k_p + k_q the hits under D are exactly
+    Binomial(k_p + k_q, p/(p + q)) — the one-bound ratio test of `stats.ratio_epsilon_bound`.
+    N comes from its own seed stream, so it is independent of every output."""
+    seq = np.random.SeedSequence(entropy=root_seed, spawn_key=(pair, side, stage, SAMPLE_SIZE, 0))
+    return int(np.random.default_rng(seq).poisson(mean))
 
 
 def _describe_input(data) -> str:

@@ -58,6 +58,22 @@ def certified_epsilon(k_p, n_p, k_q, n_q, delta, level):
     return epsilon_bound(cp_lower(k_p, n_p, level), cp_upper(k_q, n_q, level), delta)
 
 
+def ratio_epsilon_bound(k_p, k_q, level):
+    """Certified ε ≥ ln(π_L/(1 − π_L)) from ONE Clopper–Pearson bound, for δ = 0 and Poisson
+    sample sizes with equal means (sampling.poisson_sample_size).
+
+    Then k_p ~ Poisson(λp) and k_q ~ Poisson(λq) are independent, so given s = k_p + k_q,
+    k_p ~ Binomial(s, π) with π = p/(p + q) exactly (the conditional test for two Poisson
+    rates; Przyborowski & Wileński 1940, Lehmann & Romano §4.6), and p/q = π/(1 − π). One
+    bound at `level` instead of two: the false-alarm rate is ≤ level, where `certified_epsilon`
+    needs level/2 per side. The width scales as √(1/k_p + 1/k_q) rather than the sum of the two
+    sides' widths, which for rare events is about a third narrower at the same counts.
+    """
+    pi_low = cp_lower(k_p, np.asarray(k_p, dtype=float) + k_q, level)
+    with np.errstate(divide="ignore"):
+        return np.log(pi_low) - np.log1p(-pi_low)
+
+
 def wilson_bounds(k, n, z):
     """Wilson score interval (closed form) — a fast stand-in for Clopper–Pearson when PLANNING.
 
@@ -87,6 +103,34 @@ def expected_certified_epsilon(k_p, m_p, k_q, m_q, n_certify, delta, level, shri
     p_low = wilson_bounds(p * n_certify, n_certify, z)[0]
     q_high = wilson_bounds(q * n_certify, n_certify, z)[1]
     return epsilon_bound(p_low, q_high, delta)
+
+
+def expected_ratio_epsilon(k_p, m_p, k_q, m_q, n_certify, level, shrink_z=2.0):
+    """Like `expected_certified_epsilon` for `ratio_epsilon_bound` at `level` (the event's whole
+    share, not half): search rates shrunk as there, then a Wilson bound on π = p/(p + q) from
+    the n_certify·(p + q) hits a certifying sample is expected to give."""
+    p = wilson_bounds(k_p, m_p, shrink_z)[0]
+    q = wilson_bounds(k_q, m_q, shrink_z)[1]
+    hits = n_certify * (p + q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.where(hits > 0, p / np.where(p + q > 0, p + q, 1.0), 0.0)
+    pi_low = wilson_bounds(pi * hits, np.maximum(hits, 1e-300), _normal_quantile(float(level)))[0]
+    with np.errstate(divide="ignore"):
+        return np.where(hits > 0, np.log(pi_low) - np.log1p(-np.minimum(pi_low, 1 - 1e-16)),
+                        -np.inf)
+
+
+def expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level, shrink_z=2.0):
+    """The better of the two certificates for an event, chosen on search counts only: returns
+    (expected bound, True where the one-bound ratio test is expected to beat two bounds).
+    `level` is per bound of the two-bound certificate; the ratio test gets 2·level. The ratio
+    test needs δ = 0."""
+    two = expected_certified_epsilon(k_p, m_p, k_q, m_q, n_certify, delta, level, shrink_z)
+    if delta > 0:
+        return two, np.zeros(np.shape(two), dtype=bool)
+    ratio = expected_ratio_epsilon(k_p, m_p, k_q, m_q, n_certify, 2 * level, shrink_z)
+    use_ratio = ratio > two
+    return np.where(use_ratio, ratio, two), use_ratio
 
 
 @lru_cache(maxsize=64)
@@ -126,12 +170,15 @@ def delta_lower_curve(k_p, k_q, n_p, n_q, epsilons, level):
     return np.max(p_low[None, :] - np.exp(eps)[:, None] * q_high[None, :], axis=1)
 
 
-def epsilon_pvalue(k_p, n_p, k_q, n_q, epsilon, delta=0.0, fraction=0.5):
+def epsilon_pvalue(k_p, n_p, k_q, n_q, epsilon, delta=0.0, fraction=0.5, ratio_test=False):
     """p-value of H0 "P(S) ≤ e^ε Q(S) + δ" on one event counted on fresh samples (StatDP's
     question, answered with the certified bound): the smallest α at which the Clopper–Pearson
     bound ε_LB, each side at fraction·α, exceeds ε (fraction = ½ for one pre-chosen event; an
-    audit's witness uses its stage's share). Found by bisection on log α; 1 when never."""
+    audit's witness uses its stage's share). With `ratio_test` the bound is
+    `ratio_epsilon_bound` at 2·fraction·α. Found by bisection on log α; 1 when never."""
     def bound(a):
+        if ratio_test:
+            return float(ratio_epsilon_bound(k_p, k_q, min(2 * a * fraction, 0.5)))
         return float(certified_epsilon(k_p, n_p, k_q, n_q, delta, min(a * fraction, 0.5)))
     if bound(1.0 - 1e-12) <= epsilon:
         return 1.0

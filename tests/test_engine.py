@@ -106,3 +106,22 @@ def test_without_early_stop_a_violation_is_measured_to_the_full_budget():
     assert early.verdict == full.verdict == "violation"
     assert len(full.stages) > len(early.stages)
     assert early.epsilon_lower_bound < full.epsilon_lower_bound <= 1.0
+
+
+def test_certifying_runs_are_poisson_and_the_ratio_test_certifies_pure_claims():
+    """Each input's certifying run count at a stage is Poisson(size) from its own seed stream:
+    the two inputs' counts differ, stay within 5 standard deviations of the stage's size, and
+    the witness of a δ = 0 audit is certified by the conditional ratio test."""
+    from dpverify.result import RATIO_TEST, TWO_BOUNDS
+    res = dpverify.audit(laplace, pairs=[(0.0, 1.0)], epsilon=0.5, samples=1 << 16, seed=3,
+                         stop_early=False, n_jobs=1)
+    w = res.witness
+    size = 1 << (10 + 2 * (w.stage - 1))  # stage j certifies 2^10·4^(j−1) per input
+    assert w.samples_D != w.samples_D_prime
+    assert abs(w.samples_D - size) < 5 * math.sqrt(size)
+    assert abs(w.samples_D_prime - size) < 5 * math.sqrt(size)
+    assert w.certificate == RATIO_TEST and res.verdict == "violation"
+    # with δ > 0 only the two-bound certificate is sound
+    approx = dpverify.audit(laplace, pairs=[(0.0, 1.0)], epsilon=0.5, delta=1e-6,
+                            samples=1 << 16, seed=3, n_jobs=1)
+    assert approx.witness.certificate == TWO_BOUNDS

@@ -50,3 +50,28 @@ def test_plug_in_epsilon():
     assert stats.plug_in_epsilon(50, 100, 10, 100) == pytest.approx(math.log(5))
     assert stats.plug_in_epsilon(5, 100, 0, 100) == math.inf
     assert stats.plug_in_epsilon(0, 100, 5, 100) == -math.inf
+
+
+def test_ratio_test_coverage_with_poisson_sample_sizes():
+    """With N ~ Poisson(λ) runs per input, ratio_epsilon_bound exceeds the true ln(p/q) at most
+    `level` of the time, and not far less: the test is exact, not merely conservative."""
+    rng = np.random.default_rng(7)
+    runs, lam, level = 40_000, 20_000, 0.05
+    for p, q in [(0.3, 0.2), (0.004, 0.002), (0.6, 0.55)]:
+        n_p, n_q = rng.poisson(lam, runs), rng.poisson(lam, runs)
+        k_p, k_q = rng.binomial(n_p, p), rng.binomial(n_q, q)
+        misses = np.count_nonzero(stats.ratio_epsilon_bound(k_p, k_q, level) > math.log(p / q))
+        assert binom.ppf(0.001, runs, 0.8 * level) <= misses <= binom.ppf(0.999, runs, level)
+
+
+def test_ratio_test_is_tighter_than_two_bounds_for_rare_events():
+    # one bound at the event's whole share against two at half of it, on the same counts
+    k_p, k_q, n, level = 2_000, 1_500, 1_000_000, 0.0125
+    ratio = stats.ratio_epsilon_bound(k_p, k_q, 2 * level)
+    two = stats.certified_epsilon(k_p, n, k_q, n, 0.0, level)
+    plug_in = math.log(k_p / k_q)
+    assert two < ratio < plug_in
+    assert plug_in - ratio < 0.75 * (plug_in - two)
+    # and the planner, from search counts, picks it only when δ = 0
+    assert bool(stats.expected_bound_and_method(200, 10**5, 150, 10**5, n, 0.0, level)[1])
+    assert not bool(stats.expected_bound_and_method(200, 10**5, 150, 10**5, n, 1e-6, level)[1])
