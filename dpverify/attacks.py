@@ -36,6 +36,7 @@ MAX_SKELETONS = 32
 # the search's 2σ, but only thresholds whose event was hit at least TUNING_MIN_HITS times under
 # the favoured input.
 TUNING_SHRINK_Z = 1.5
+SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors before planning
 TUNING_MIN_HITS = 100
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
 
@@ -643,10 +644,12 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
         kb = count_at_least(vb, thresholds)
         for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
                                                         (kb, len(vb), ka, len(va))]):
-            expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level)
+            expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
+                                                        SEARCH_SHRINK_Z)
             potential = float(np.max(
                 expected if n_final == n_certify  # the same numbers: skip the second pass
-                else expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level)[0]))
+                else expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
+                                               SEARCH_SHRINK_Z)[0]))
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
