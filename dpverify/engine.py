@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from . import pairs as pairs_module
 from .attacks import (Candidate, PairEvaluator, count_at_least, curve_grid, learn_models,
@@ -120,11 +121,13 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         search[task.pair, task.side].append(enc)
         kept[task.pair] += task.size if task.side == 0 else 0
     # attack: candidate events from search data only
-    candidates: list[Candidate] = []
-    data = {}
-    for p in active:
-        data[p] = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
-        candidates += search_pair(p, *data[p], n_j, delta, level, n_final, floating_point)
+    data = {p: (Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])) for p in active}
+    # pairs are learned side by side on threads (numpy's sorts and reductions release the GIL);
+    # results come back in pair order, so the candidates do not depend on n_jobs
+    per_pair = Parallel(n_jobs=sampler.n_jobs, backend="threading")(
+        delayed(search_pair)(p, *data[p], n_j, delta, level, n_final, floating_point)
+        for p in active)
+    candidates: list[Candidate] = [c for found in per_pair for c in found]
     candidates.sort(key=lambda c: -c.expected_epsilon)
     return _Chosen(candidates[:K], candidates, data)
 
