@@ -124,9 +124,10 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     data = {p: (Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])) for p in active}
     # pairs are learned side by side on threads (numpy's sorts and reductions release the GIL);
     # results come back in pair order, so the candidates do not depend on n_jobs
-    per_pair = Parallel(n_jobs=sampler.n_jobs, backend="threading")(
-        delayed(search_pair)(p, *data[p], n_j, delta, level, n_final, floating_point)
-        for p in active)
+    jobs = [delayed(search_pair)(p, *data[p], n_j, delta, level, n_final, floating_point)
+            for p in active]
+    per_pair = ([f(*a, **k) for f, a, k in jobs] if len(jobs) == 1 else
+                Parallel(n_jobs=sampler.n_jobs, backend="threading")(jobs))
     candidates: list[Candidate] = [c for found in per_pair for c in found]
     candidates.sort(key=lambda c: -c.expected_epsilon)
     return _Chosen(candidates[:K], candidates, data)
