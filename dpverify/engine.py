@@ -122,12 +122,15 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         kept[task.pair] += task.size if task.side == 0 else 0
     # attack: candidate events from search data only
     data = {p: (Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])) for p in active}
-    # pairs are learned side by side on threads (numpy's sorts and reductions release the GIL);
-    # results come back in pair order, so the candidates do not depend on n_jobs
-    jobs = [delayed(search_pair)(p, *data[p], n_j, delta, level, n_final, floating_point)
-            for p in active]
-    per_pair = ([f(*a, **k) for f, a, k in jobs] if len(jobs) == 1 else
-                Parallel(n_jobs=sampler.n_jobs, backend="threading")(jobs))
+
+    def rank(p):
+        return search_pair(p, *data[p], n_j, delta, level, n_final, floating_point)
+
+    # several pairs are learned side by side on threads (numpy's sorts and reductions release
+    # the GIL); results come back in pair order, so the candidates do not depend on n_jobs
+    per_pair = ([rank(p) for p in active] if len(active) == 1 else
+                Parallel(n_jobs=sampler.n_jobs, backend="threading")(
+                    delayed(rank)(p) for p in active))
     candidates: list[Candidate] = [c for found in per_pair for c in found]
     candidates.sort(key=lambda c: -c.expected_epsilon)
     return _Chosen(candidates[:K], candidates, data)
@@ -381,7 +384,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
-                by_pair, counts, stage_runs = _certifying_counts(sampler, seed, events, probes, j, n_j)
+                by_pair, counts, stage_runs = _certifying_counts(sampler, seed, events, probes,
+                                                                 j, n_j)
                 stage_best = -math.inf
                 tracked = []
                 for p, (ev, pr) in by_pair.items():
