@@ -258,6 +258,15 @@ class CoordinateSum(ScoreModel):
     ratios: list     # per coordinate: len(edges) + 2 log-ratios (the last one: absent)
     label: str
     kind: str = "coordinate sum"
+    # one split per coordinate (the usual case): the score is a weighted count, computed for all
+    # coordinates at once; (edges, Σ_j below_j, above_j − below_j, absent_j − below_j)
+    _split: tuple | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self):
+        if self.edges and all(len(e) == 1 for e in self.edges):
+            r = np.array([np.asarray(r_j, dtype=float) for r_j in self.ratios])  # (d, 3)
+            self._split = (np.array([e[0] for e in self.edges]), float(r[:, 0].sum()),
+                           r[:, 1] - r[:, 0], r[:, 2] - r[:, 0])
 
     def features(self, enc: Encoded) -> np.ndarray:
         d = len(self.mean)
@@ -272,6 +281,14 @@ class CoordinateSum(ScoreModel):
 
     def score(self, enc):
         z = self.features(enc)
+        if self._split is not None:
+            edges, below, step_above, step_absent = self._split
+            # NaN compares False, i.e. "below"; absent coordinates are then moved to their cell
+            out = below + np.einsum("ij,j->i", z >= edges.astype(z.dtype), step_above)
+            absent = np.isnan(z)
+            if absent.any():
+                out += np.einsum("ij,j->i", absent, step_absent)
+            return out
         out = np.zeros(len(enc))
         for j, (edges, ratio) in enumerate(zip(self.edges, self.ratios)):
             col = z[:, j]
