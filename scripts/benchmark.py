@@ -11,9 +11,10 @@ What is measured
     stage. Budget: first the default (2^22 certifying samples per input at the last stage);
     while 4× the last audit's wall time fits --seconds-per-mechanism (40 s), the mechanism is
     audited again with 4× the samples, up to 2^26, with the same seed; only the last audit is
-    reported. The growth depends on wall time only, never on a bound. Every row records the certified bound, the verdict against the claim and the verdict
-    the mechanism should get, the published DP-Sniper (logistic regression, neural network) and
-    StatDP bounds, the samples per input and in total, and the seconds.
+    reported. The growth depends on wall time only, never on a bound. Every row records the
+    certified bound, the verdict against the claim and the verdict the mechanism should get,
+    the published DP-Sniper (logistic regression, neural network) and StatDP bounds, the
+    samples per input and in total, and the seconds.
 
 Why
     Soundness: no bound may exceed the true ε (StatDP's NoisyHist2 10.0 did: its events were
