@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--delta", type=float, help="override the claimed δ")
     a.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of certified bounds; false-alarm rate ≤ 1 − this (default 0.95)")
-    a.add_argument("--samples", type=int, help="certifying samples per input at the last stage")
+    a.add_argument("--samples", type=int, help="mean (Poisson) certifying samples per input at the last stage")
     a.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     a.add_argument("--jobs", type=int, default=-1, help="parallel workers (default: all cores)")
     a.add_argument("--backend", choices=["threading", "loky", "dask"],
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of certified bounds (default 0.95)")
     g.add_argument("--samples", type=int,
-                   help="certifying samples per input at the last stage; use the baseline's")
+                   help="mean (Poisson) certifying samples per input at the last stage; use the baseline's")
     g.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     g.add_argument("--jobs", type=int, default=-1, help="parallel workers (default: all cores)")
     return parser
