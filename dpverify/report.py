@@ -2,7 +2,22 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+
+
+def certificate_text(w: dict) -> str:
+    """How the witness's bound follows from its counts, in one line a reader can recheck."""
+    from .result import RATIO_TEST
+    eps = float(w["epsilon_lower_bound"])  # JSON documents spell infinities "inf"/"-inf"
+    if w.get("certificate") == RATIO_TEST and math.isfinite(eps):
+        share = 1.0 / (1.0 + math.exp(-eps))  # π_L, since ε = ln(π_L/(1 − π_L))
+        hits = w["count_D"] + w["count_D_prime"]
+        return (f"{RATIO_TEST}: the share of the {hits:,} hits that came from D, "
+                f"P[S|D]/(P[S|D] + P[S|D']), is ≥ {share:.6g} (Clopper–Pearson), "
+                "so ε ≥ ln(share/(1 − share))")
+    return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
+            "upper bound on P[M(D') ∈ S])")
 
 
 def _mismatch(r: dict) -> str:
@@ -43,7 +58,7 @@ def markdown(document: dict) -> str:
                       f"{w['count_D_prime']}/{w['samples_D_prime']} under D'",
                       f"- Clopper–Pearson: P[M(D) ∈ S] ≥ {_fmt(w['p_lower'])}, "
                       f"P[M(D') ∈ S] ≤ {_fmt(w['q_upper'])}",
-                      f"- certified by: {w.get('certificate', 'two Clopper–Pearson bounds')}",
+                      f"- certified by: {certificate_text(w)}",
                       f"- plug-in ε estimate on this event: {_fmt(w['epsilon_estimate'])}"]
             if w["support_mismatch"]:
                 lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
@@ -137,7 +152,7 @@ def html(document: dict, results, images: dict) -> str:
                     ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
                     ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
                     ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}"),
-                    ("certified by", w.certificate),
+                    ("certified by", certificate_text(w.as_dict())),
                     ("plug-in ε on S", f"{w.epsilon_estimate:.4g}")]) + "</table>")
         parts += [_img(p) for p in images.get(result.mechanism, [])]
     parts.append("</body></html>")

@@ -114,3 +114,20 @@ def test_report_is_self_contained_with_readable_plots(mech_file, tmp_path, capsy
     assert page.count("<img") == 3 and "violation" in page
     curves = json.loads((report / "result.json").read_text())["results"][0]["curves"]
     assert any(curves["outside"])  # claim 0.2 against a true epsilon of 1: boxes outside R
+
+
+def test_report_shows_how_a_ratio_test_bound_follows_from_the_counts(mech_file, tmp_path,
+                                                                     capsys):
+    import math
+    import re
+    report = tmp_path / "rep"
+    assert main(["audit", f"{mech_file}:bad_laplace", "--samples", "16384", "--jobs", "1",
+                 "--report", str(report)]) == 1
+    w = json.loads((report / "result.json").read_text())["results"][0]["witness"]
+    assert w["certificate"].startswith("conditional ratio test")
+    line = re.search(r"share of the ([\d,]+) hits that came from D.*≥ ([\d.]+)",
+                     (report / "report.md").read_text())
+    hits, share = int(line.group(1).replace(",", "")), float(line.group(2))
+    assert hits == w["count_D"] + w["count_D_prime"]
+    assert 0.5 < share < w["count_D"] / hits            # a lower bound below the observed share
+    assert math.log(share / (1 - share)) == pytest.approx(w["epsilon_lower_bound"], rel=1e-5)
