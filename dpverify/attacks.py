@@ -254,19 +254,18 @@ class CoordinateSum(ScoreModel):
 
     mean: np.ndarray
     transform: np.ndarray | None
-    edges: list
-    ratios: list     # per coordinate: len(edges) + 2 log-ratios (the last one: absent)
+    edges: list      # per coordinate: its one split point (NaN: nothing above it)
+    ratios: list     # per coordinate: log-ratios below, at or above the split, and absent
     label: str
     kind: str = "coordinate sum"
-    # one split per coordinate (the usual case): the score is a weighted count, computed for all
-    # coordinates at once; (edges, Σ_j below_j, above_j − below_j, absent_j − below_j)
-    _split: tuple | None = field(init=False, repr=False, default=None)
+    # the score as a weighted count over all coordinates at once:
+    # (splits, Σ_j below_j, above_j − below_j, absent_j − below_j)
+    _split: tuple = field(init=False, repr=False, default=())
 
     def __post_init__(self):
-        if self.edges and all(len(e) == 1 for e in self.edges):
-            r = np.array([np.asarray(r_j, dtype=float) for r_j in self.ratios])  # (d, 3)
-            self._split = (np.array([e[0] for e in self.edges]), float(r[:, 0].sum()),
-                           r[:, 1] - r[:, 0], r[:, 2] - r[:, 0])
+        r = np.array([np.asarray(r_j, dtype=float) for r_j in self.ratios])  # (d, 3)
+        self._split = (np.array([e[0] for e in self.edges]), float(r[:, 0].sum()),
+                       r[:, 1] - r[:, 0], r[:, 2] - r[:, 0])
 
     def features(self, enc: Encoded) -> np.ndarray:
         d = len(self.mean)
@@ -281,22 +280,12 @@ class CoordinateSum(ScoreModel):
 
     def score(self, enc):
         z = self.features(enc)
-        if self._split is not None:
-            edges, below, step_above, step_absent = self._split
-            # NaN compares False, i.e. "below"; absent coordinates are then moved to their cell
-            out = below + np.einsum("ij,j->i", z >= edges.astype(z.dtype), step_above)
-            absent = np.isnan(z)
-            if absent.any():
-                out += np.einsum("ij,j->i", absent, step_absent)
-            return out
-        out = np.zeros(len(enc))
-        for j, (edges, ratio) in enumerate(zip(self.edges, self.ratios)):
-            col = z[:, j]
-            contribution = ratio[bin_index(edges, col)]
-            absent = np.isnan(col)
-            if absent.any():
-                contribution = np.where(absent, ratio[-1], contribution)
-            out += contribution
+        splits, below, step_above, step_absent = self._split
+        # NaN compares False, i.e. "below"; absent coordinates are then moved to their cell
+        out = below + np.einsum("ij,j->i", z >= splits.astype(z.dtype), step_above)
+        absent = np.isnan(z)
+        if absent.any():
+            out += np.einsum("ij,j->i", absent, step_absent)
         return out
 
     def describe(self, sign, threshold):
@@ -356,11 +345,12 @@ def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
 
 
 def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray):
-    """One coordinate's median split and the smoothed log-ratio of its cells: below, at or
-    above the median, and a last cell for "absent" (NaN); cells seen in neither sample get 0."""
+    """One coordinate's median split (NaN when the coordinate is always absent, so that nothing
+    is above it) and the smoothed log-ratio of its cells: below, at or above the median, and
+    "absent" (NaN); cells seen in neither sample get 0."""
     present = pooled[~np.isnan(pooled)]
-    edges = np.unique(np.median(present, keepdims=True)) if present.size else np.empty(0)
-    k = len(edges) + 2
+    edges = np.array([np.median(present) if present.size else np.nan])
+    k = 3
 
     def cells(x):
         return np.bincount(np.where(np.isnan(x), k - 1, bin_index(edges, x)), minlength=k)
