@@ -558,7 +558,7 @@ class Candidate:
     search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
     potential: float = -np.inf  # best expected bound of this model at the final sample size
     grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
-    tuning: tuple | None = None  # (thresholds, k_p, k_q, m): counts on a threshold-tuning sample
+    tuning: tuple | None = None  # (thresholds, k_p, k_q, m_p, m_q): threshold-tuning counts
     # certify with the one-bound ratio test (δ = 0, stats.ratio_epsilon_bound) instead of two
     # Clopper–Pearson bounds; chosen with the threshold, on the same search or tuning counts
     ratio_test: bool = False
@@ -617,11 +617,11 @@ def tuning_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 160) -> n
     return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
 
 
-def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.ndarray, m: int,
-           n_certify: int, delta: float, level: float) -> Candidate:
-    """The candidate with its threshold re-chosen on tuning counts (k_p, k_q of m draws per
-    input at each threshold): the one whose expected certified bound at n_certify is largest."""
-    expected, ratio = expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level,
+def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.ndarray, m_p: int,
+           m_q: int, n_certify: int, delta: float, level: float) -> Candidate:
+    """The candidate with its threshold re-chosen on tuning counts (k_p of m_p and k_q of m_q
+    draws at each threshold): the one whose expected certified bound at n_certify is largest."""
+    expected, ratio = expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level,
                                                 shrink_z=TUNING_SHRINK_Z)
     enough = np.asarray(k_p) >= TUNING_MIN_HITS
     if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
@@ -630,7 +630,7 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (engine._precise_enough)
     return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
-                   grid=None, tuning=(thresholds, k_p, k_q, m), ratio_test=bool(ratio[i]))
+                   grid=None, tuning=(thresholds, k_p, k_q, m_p, m_q), ratio_test=bool(ratio[i]))
 
 
 def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,

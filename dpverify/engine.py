@@ -160,8 +160,7 @@ def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float) ->
     being fresh, it is free of the selection bias of the data the model was fitted on."""
     out = []
     for c in tracked:
-        thresholds, k_p, k_q, m = c.tuning
-        out.append(retune(c, thresholds, k_p, k_q, m, n, delta, level))
+        out.append(retune(c, *c.tuning, n, delta, level))
     return out
 
 
@@ -195,14 +194,14 @@ def _grid_slice(cands, i, counts_p, counts_q):
     return counts_p[start:stop], counts_q[start:stop]
 
 
-def _grid_counts(cands, i, counts_p, counts_q, n, fraction):
+def _grid_counts(cands, i, counts_p, counts_q, n_p, n_q, fraction):
     """The witness's grid counts, with what `privacy_curves_of` needs to plot them."""
     cand = cands[i]
     if cand.grid is None:
         return None
     k_p, k_q = _grid_slice(cands, i, counts_p, counts_q)
     return {"thresholds": cand.grid, "k_p": k_p, "k_q": k_q,
-            "n": n, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
+            "n_p": n_p, "n_q": n_q, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
             "ratio_test": cand.ratio_test,
             "privacy_loss": (cand.model.privacy_loss(cand.sign)
                              if hasattr(cand.model, "privacy_loss") else None)}
@@ -239,7 +238,8 @@ def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) ->
     split over the grid (Bonferroni), so all boxes and the whole δ(ε) curve hold jointly with
     probability ≥ 1 − 4·fraction·α per plot; the p-value is scaled by the same share.
     """
-    (n_p, n_q), k_p, k_q = grid["n"], np.asarray(grid["k_p"]), np.asarray(grid["k_q"])
+    n_p, n_q = grid["n_p"], grid["n_q"]
+    k_p, k_q = np.asarray(grid["k_p"]), np.asarray(grid["k_q"])
     T = len(k_p)
     box_level = grid["fraction"] * alpha / T
     p_low, p_high = cp_lower(k_p, n_p, box_level), cp_upper(k_p, n_p, box_level)
@@ -402,16 +402,18 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                         if i >= len(ev):  # a tracked candidate: keep its grid counts
                             g_p, g_q = _grid_slice(cs, i, counts[p, cand.direction],
                                                    counts[p, 1 - cand.direction])
-                            m_probe = int(counts[p, 0][-1])  # outputs the grids saw
+                            # outputs the grids saw under each input (the counts' last entry)
+                            m_p = int(counts[p, cand.direction][-1])
+                            m_q = int(counts[p, 1 - cand.direction][-1])
                             tracked.append(replace(cand, grid=None,
-                                                   tuning=(cand.grid, g_p, g_q, m_probe)))
+                                                   tuning=(cand.grid, g_p, g_q, m_p, m_q)))
                             continue
                         w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
                             best = w
                             best_curve = _grid_counts(cs, i, counts[p, cand.direction],
-                                                      counts[p, 1 - cand.direction], (n_p, n_q),
+                                                      counts[p, 1 - cand.direction], n_p, n_q,
                                                       level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(events), stage_best))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:

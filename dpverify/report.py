@@ -5,10 +5,11 @@ import json
 import math
 from pathlib import Path
 
+from .result import RATIO_TEST
+
 
 def certificate_text(w: dict) -> str:
     """How the witness's bound follows from its counts, in one line a reader can recheck."""
-    from .result import RATIO_TEST
     eps = float(w["epsilon_lower_bound"])  # JSON documents spell infinities "inf"/"-inf"
     if w.get("certificate") == RATIO_TEST and math.isfinite(eps):
         share = 1.0 / (1.0 + math.exp(-eps))  # π_L, since ε = ln(π_L/(1 − π_L))

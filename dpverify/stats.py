@@ -111,13 +111,12 @@ def expected_ratio_epsilon(k_p, m_p, k_q, m_q, n_certify, level, shrink_z=2.0):
     the n_certify·(p + q) hits a certifying sample is expected to give."""
     p = wilson_bounds(k_p, m_p, shrink_z)[0]
     q = wilson_bounds(k_q, m_q, shrink_z)[1]
-    hits = n_certify * (p + q)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pi = np.where(hits > 0, p / np.where(p + q > 0, p + q, 1.0), 0.0)
-    pi_low = wilson_bounds(pi * hits, np.maximum(hits, 1e-300), _normal_quantile(float(level)))[0]
+    seen = p + q > 0
+    hits = np.where(seen, n_certify * (p + q), 1.0)  # 1: a placeholder where nothing is seen
+    pi = p / np.where(seen, p + q, 1.0)
+    pi_low = wilson_bounds(pi * hits, hits, _normal_quantile(float(level)))[0]  # < 1 for z > 0
     with np.errstate(divide="ignore"):
-        return np.where(hits > 0, np.log(pi_low) - np.log1p(-np.minimum(pi_low, 1 - 1e-16)),
-                        -np.inf)
+        return np.where(seen, np.log(pi_low) - np.log1p(-pi_low), -np.inf)
 
 
 def expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level, shrink_z=2.0):

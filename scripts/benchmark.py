@@ -206,16 +206,16 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"- Bounds above the true ε: **{', '.join(above) if above else 'none'}**.",
         f"- Verdicts different from the expected one: **{', '.join(wrong) if wrong else 'none'}**.",
         f"- At least the best sound published bound: **{len(beaten)} of {len(rows)}**"
-        + (f"; below it but reported as a support mismatch (ε likely ∞): "
+        + ("; below it but reported as a support mismatch (ε likely ∞): "
            + ", ".join(f"{r['paper_name']} ({fmt(r['epsilon_lower_bound'])} vs "
                        f"{r['best_source']} {fmt(r['best_sound_published'])})" for r in infinite)
            if infinite else "")
-        + (f"; short: " + ", ".join(
+        + ("; short: " + ", ".join(
             f"{r['paper_name']} ({fmt(r['epsilon_lower_bound'])} vs {r['best_source']} "
             f"{fmt(r['best_sound_published'])})" for r in short) if short else "") + ".",
         f"- At least both DP-Sniper bounds (LR and NN, ~4·10^8 samples each): "
         f"**{len(dpsniper_beaten)} of {len(dpsniper_rows)}**"
-        + (f"; short: " + ", ".join(
+        + ("; short: " + ", ".join(
             f"{r['paper_name']} ({fmt(r['epsilon_lower_bound'])} vs "
             f"{fmt(max(r['dpsniper_lr'], r['dpsniper_nn']))}"
             + (", support mismatch" if r["support_mismatch"] else "") + ")"
