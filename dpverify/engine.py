@@ -10,6 +10,9 @@ Statistical design (theory.md §2), stated once:
   to certify more. By the union bound the chance that ANY reported bound exceeds the true ε —
   i.e. the false-alarm rate on a correct mechanism — is ≤ α.
 - The first stage whose bound exceeds the claim stops the audit (gross bugs fail fast).
+- A measurement run (`stop_early=False`) certifies at its last stage only: earlier stages
+  spend no α (their fresh samples choose and tune the last stage's events) and the last stage
+  spends all of it, so its bound is as tight as one pre-chosen event's.
 - Search stops growing once the best event's log-ratio is known to ±0.01 and to a tenth of its
   size on the search sample;
   later stages then certify the same events on their own fresh samples.
@@ -38,7 +41,8 @@ from .sampling import (CERTIFY, SEARCH, Sampler, check_uses_rng, poisson_sample_
                        split_into_chunks)
 from .region import box_outside
 from .stats import (certified_epsilon, cp_lower, cp_upper, delta_lower_curve, epsilon_pvalue,
-                    plug_in_epsilon, ratio_epsilon_bound, stage_alphas, wilson_bounds)
+                    final_stage_alphas, plug_in_epsilon, ratio_epsilon_bound, stage_alphas,
+                    wilson_bounds)
 
 DEFAULT_SAMPLES_BATCHED = 1 << 22
 DEFAULT_SAMPLES_SCALAR = 1 << 17
@@ -289,8 +293,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     progress: a progress line on stderr (default: when stderr is a terminal, not under pytest,
     shown once the audit has run two seconds).
     Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
-    stop_early: stop at the first stage that certifies a violation (default). False runs every
-    stage and reports the largest certified bound, for measuring how broken a mechanism is.
+    stop_early: stop at the first stage that certifies a violation (default; stage j spends
+    α/2^{J−j+1}). False measures how broken a mechanism is: every stage runs, the earlier ones
+    only choose and tune events on their fresh samples, and the last stage certifies with all
+    of α (a tighter bound at the same budget; nothing is certified if it is interrupted first).
     curves: also count the witness's score at a grid of thresholds chosen on search data and
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     floating_point: also attack the outputs' float bit patterns (default: as declared with
@@ -321,7 +327,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     if samples is None:
         samples = DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
     sizes = plan_stages(int(samples))
-    alphas = stage_alphas(1.0 - confidence, len(sizes))
+    alphas = (stage_alphas if stop_early else final_stage_alphas)(1.0 - confidence, len(sizes))
     K = certify_per_stage
 
     if time_limit is not None and not (float(time_limit) > 0):
@@ -355,11 +361,20 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     check_uses_rng(sampler, p, side)
             for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
                 bar.stage = j
-                level = alpha_j / (2 * K)
+                # a stage that spends no α (measurement runs) certifies nothing; its events and
+                # thresholds are planned for the level of the last stage, which will certify
+                certifies = alpha_j > 0
+                level = (alpha_j if certifies else alphas[-1]) / (2 * K)
                 searched = False
-                if frozen and tracked:
-                    # search converged at the previous stage: its tracked counts choose the
-                    # thresholds for the final size once, and later stages certify those events
+                # the one certifying stage of a measurement run takes its events from the
+                # candidates tracked on the previous stage's fresh sample, never from a new
+                # search: among thousands of tail thresholds the search's best is mostly luck
+                # (the winner's curse), and here no earlier stage's bound could make up for it
+                final_measurement = not stop_early and j == len(sizes)
+                if (frozen or final_measurement) and tracked:
+                    # search converged at the previous stage (or this is the certifying stage of
+                    # a measurement run): its tracked counts choose the thresholds for the final
+                    # size once, and later stages certify those events
                     events = [replace(c, grid=None)
                               for c in _distinct(sorted(_carry_over(tracked, sizes[-1], dlt, level),
                                                         key=lambda c: -c.expected_epsilon))[:K]]
@@ -408,6 +423,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             tracked.append(replace(cand, grid=None,
                                                    tuning=(cand.grid, g_p, g_q, m_p, m_q)))
                             continue
+                        if not certifies:
+                            continue
                         w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
@@ -415,7 +432,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             best_curve = _grid_counts(cs, i, counts[p, cand.direction],
                                                       counts[p, 1 - cand.direction], n_p, n_q,
                                                       level / (1.0 - confidence))
-                stages.append(StageSummary(j, n_j, alpha_j, len(events), stage_best))
+                stages.append(StageSummary(j, n_j, alpha_j, len(events) if certifies else 0,
+                                           stage_best))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:
                     break
         except KeyboardInterrupt:

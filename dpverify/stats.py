@@ -148,6 +148,14 @@ def stage_alphas(alpha: float, n_stages: int) -> list[float]:
     return [alpha / 2.0 ** (n_stages - j + 1) for j in range(1, n_stages + 1)]
 
 
+def final_stage_alphas(alpha: float, n_stages: int) -> list[float]:
+    """α-spending for a measurement run that certifies at its last stage only: earlier stages
+    spend nothing (their fresh samples only choose and tune the last stage's events), the last
+    spends all of α. Σ α_j = α, so the false-alarm rate is still ≤ α, but the one certificate
+    that counts is as tight as a single pre-chosen event's (theory.md §2: split or Bonferroni)."""
+    return [0.0] * (n_stages - 1) + [alpha]
+
+
 def plug_in_epsilon(k_p, n_p, k_q, n_q, delta=0.0) -> float:
     """The point estimate ln((p̂ − δ)/q̂) of an event (not a bound)."""
     p = k_p / n_p if n_p else 0.0

@@ -61,17 +61,38 @@ def test_tightness_randomized_response_epsilon_1():
     assert 0.95 <= res.epsilon_lower_bound <= 1.0
 
 
+@pytest.mark.parametrize("stop_early", [True, False], ids=["staged", "measurement"])
 @pytest.mark.parametrize("make", [make_laplace, make_randomized_response])
-def test_false_alarm_rate_on_exactly_tight_mechanisms(make):
-    """200 seeds of a mechanism claimed at exactly its true ε = 1. Each audit may raise a false
-    alarm with probability ≤ 0.05, so the count must stay within Binomial(200, 0.05)'s 99th
-    percentile (a correct engine fails this test with probability < 1%)."""
+def test_false_alarm_rate_on_exactly_tight_mechanisms(make, stop_early):
+    """200 seeds of a mechanism claimed at exactly its true ε = 1, in both α-spending modes
+    (staged: stage j spends α/2^{J−j+1}; measurement: the last stage spends all of α). Each
+    audit may raise a false alarm with probability ≤ 0.05, so the count must stay within
+    Binomial(200, 0.05)'s 99th percentile (a correct engine fails this test with probability
+    < 1%)."""
     mech = make(1.0)
     runs, confidence = 200, 0.95
-    alarms = sum(dpverify.audit(mech, seed=s, samples=1 << 12, n_jobs=1,
+    alarms = sum(dpverify.audit(mech, seed=s, samples=1 << 12, n_jobs=1, stop_early=stop_early,
                                 confidence=confidence).verdict == "violation"
                  for s in range(runs))
     assert alarms <= binom.ppf(0.99, runs, 1 - confidence)
+
+
+def test_measurement_runs_certify_once_with_all_of_alpha_and_are_tighter():
+    """A measurement run (stop_early=False) spends α only at its last stage, so at the same
+    budget its bound sits closer to the true ε than the staged audit's, which gives the last
+    stage α/2 split over its events; both stay at or below the true ε (0.9) on these seeds."""
+    mech = make_laplace(0.9, claim=1.0)
+    staged, measured = [], []
+    for s in range(8):
+        a = dpverify.audit(mech, seed=s, samples=1 << 14, n_jobs=1)
+        b = dpverify.audit(mech, seed=s, samples=1 << 14, n_jobs=1, stop_early=False)
+        assert [st.alpha for st in b.stages[:-1]] == [0.0] * (len(b.stages) - 1)
+        assert b.stages[-1].alpha == pytest.approx(1 - b.confidence)
+        assert b.witness.stage == len(b.stages)
+        staged.append(a.epsilon_lower_bound)
+        measured.append(b.epsilon_lower_bound)
+    assert max(staged + measured) <= 0.9
+    assert sum(measured) / 8 > sum(staged) / 8 + 0.005
 
 
 def test_a_mechanism_claimed_below_its_true_epsilon_is_caught_at_small_budget():
