@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from itertools import zip_longest
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -166,6 +167,19 @@ def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float) ->
     for c in tracked:
         out.append(retune(c, *c.tuning, n, delta, level))
     return out
+
+
+def _hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Candidate]:
+    """The K events of a measurement run's one certifying stage while search is still running:
+    the best re-tuned and the best freshly searched candidates in turn. Neither ranking can be
+    trusted over the other: a fresh search's best tail threshold among thousands is often luck
+    (the winner's curse; NumericalSVT), while the tracked grids, counted on a quarter of the
+    previous stage's sample, can be too thin to see a rare event that the search sample did
+    (PrefixSum). Certifying both and reporting the larger costs a Bonferroni share, not a gamble."""
+    def ranked(cands):
+        return _distinct(sorted(cands, key=lambda c: -c.expected_epsilon))
+    turns = [c for both in zip_longest(ranked(tuned), ranked(searched)) for c in both if c]
+    return _distinct(turns)[:K]
 
 
 def _precise_enough(best: Candidate) -> bool:
@@ -361,23 +375,26 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     check_uses_rng(sampler, p, side)
             for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
                 bar.stage = j
+                stage_started = time.perf_counter()
                 # a stage that spends no α (measurement runs) certifies nothing; its events and
                 # thresholds are planned for the level of the last stage, which will certify
                 certifies = alpha_j > 0
                 level = (alpha_j if certifies else alphas[-1]) / (2 * K)
                 searched = False
-                # the one certifying stage of a measurement run takes its events from the
-                # candidates tracked on the previous stage's fresh sample, never from a new
-                # search: among thousands of tail thresholds the search's best is mostly luck
-                # (the winner's curse), and here no earlier stage's bound could make up for it
                 final_measurement = not stop_early and j == len(sizes)
-                if (frozen or final_measurement) and tracked:
-                    # search converged at the previous stage (or this is the certifying stage of
-                    # a measurement run): its tracked counts choose the thresholds for the final
-                    # size once, and later stages certify those events
-                    events = [replace(c, grid=None)
-                              for c in _distinct(sorted(_carry_over(tracked, sizes[-1], dlt, level),
-                                                        key=lambda c: -c.expected_epsilon))[:K]]
+                retrack = []  # candidates whose grids this stage counts again (measurement runs)
+                if frozen and tracked:
+                    # search converged at the previous stage: its tracked counts choose the
+                    # thresholds for the final size, and later stages certify those events. A
+                    # measurement run certifies only at its last stage, so until then each
+                    # stage's fresh sample counts the tracked grids again and re-chooses on ever
+                    # larger counts (a quarter of the stage before last's sample: n/16 per input
+                    # for a budget of n).
+                    carried = _distinct(sorted(_carry_over(tracked, sizes[-1], dlt, level),
+                                               key=lambda c: -c.expected_epsilon))
+                    events = [replace(c, grid=None) for c in carried[:K]]
+                    if not stop_early and not final_measurement:
+                        retrack = [replace(c, grid=c.tuning[0]) for c in carried[:TRACKED]]
                     tracked = []
                 elif not frozen:
                     searched = True
@@ -393,18 +410,22 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                               and _precise_enough(chosen.events[0]))
                     data = chosen.data
                     pool = _distinct(sorted(pool, key=lambda c: -c.expected_epsilon))
-                    events = [replace(c, grid=None) for c in pool[:K]]
+                    events = [replace(c, grid=None) for c in
+                              (_hedged(carried, chosen.candidates, K) if final_measurement
+                               and carried else pool[:K])]
                 if curves:
                     for c in events:
                         if c.pair in data:
                             c.grid = curve_grid(c, *data[c.pair])
                 # tracked counts serve the next stage only, and only until search is frozen
-                probes = [] if not (searched and j < len(sizes)) else [
+                # (measurement runs: until the last stage)
+                probes = retrack or ([] if not (searched and j < len(sizes)) else [
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
-                    for c in pool[:TRACKED] if c.tuning is not None or c.pair in data]
-                by_pair, counts, stage_runs = _certifying_counts(sampler, seed, events, probes,
-                                                                 j, n_j)
+                    for c in pool[:TRACKED] if c.tuning is not None or c.pair in data])
+                # a stage that certifies nothing draws only what its probes need
+                by_pair, counts, stage_runs = _certifying_counts(
+                    sampler, seed, events if certifies else [], probes, j, n_j)
                 stage_best = -math.inf
                 tracked = []
                 for p, (ev, pr) in by_pair.items():
@@ -433,7 +454,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                                       counts[p, 1 - cand.direction], n_p, n_q,
                                                       level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(events) if certifies else 0,
-                                           stage_best))
+                                           stage_best, time.perf_counter() - stage_started))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:
                     break
         except KeyboardInterrupt:
