@@ -691,14 +691,17 @@ class PairEvaluator:
     """Counts, in one certifying chunk, how often each chosen event of one pair occurs.
 
     Candidates from index `probe_start` on are tracked ones: only their threshold grids are
-    counted, on every PROBE_STRIDE-th output (a binary search per output and grid is far dearer
+    counted, on every `stride`-th output (PROBE_STRIDE; 1 at the stages of a measurement run
+    that certify nothing, where the grids are all there is to count) (a binary search per output and grid is far dearer
     than drawing the output; at the stage before last a quarter of the certifying sample is
     already as large as the search sample's selection half).
     """
 
-    def __init__(self, candidates: list[Candidate], probe_start: int | None = None):
+    def __init__(self, candidates: list[Candidate], probe_start: int | None = None,
+                 stride: int = PROBE_STRIDE):
         self.candidates = candidates
         self.probe_start = len(candidates) if probe_start is None else probe_start
+        self.stride = stride
 
     def __call__(self, enc: Encoded) -> np.ndarray:
         """Counts of each event (0 for tracked candidates), then the counts at each threshold of
@@ -706,7 +709,8 @@ class PairEvaluator:
         A model shared by several events (directions, thresholds) is scored once per chunk."""
         events = self.candidates[:self.probe_start]
         probes = self.candidates[self.probe_start:]
-        sub = enc.take(slice(None, None, PROBE_STRIDE)) if probes else enc
+        sub = (enc.take(slice(None, None, self.stride)) if probes and self.stride > 1
+               else enc)
         counts = [np.array([np.count_nonzero(c.hits(enc, s))
                             for c, s in zip(events, self._scores(events, enc))]
                            + [0] * len(probes))]
