@@ -161,7 +161,8 @@ def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float) ->
     those counts for this stage's size n. That sample is independent of this stage's certifying
     sample, so it can choose this stage's events. It is a quarter of the previous stage's
     certifying sample (PROBE_STRIDE): 2^18 outputs per input at the stage before last of a
-    default audit, as many as the search sample's selection half, and more for larger budgets;
+    default audit, as many as the search sample's selection half, and more for larger budgets
+    (a measurement run counts them on the whole sample of its stages that certify nothing);
     being fresh, it is free of the selection bias of the data the model was fitted on."""
     out = []
     for c in tracked:
