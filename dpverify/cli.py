@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--floating-point", action="store_true",
                    help="the claim covers the exact float outputs: also attack their bit "
                         "patterns (Mironov 2012); mechanisms may declare this themselves")
+    a.add_argument("--measure", action="store_true",
+                   help="measurement run: ask how large ε is, not only whether the claim fails; "
+                        "every stage runs and only the last certifies, with all of the error "
+                        "budget (a tighter bound; no early stop on a gross violation)")
     a.add_argument("--json", metavar="PATH", help="write results as JSON")
     a.add_argument("--report", metavar="DIR",
                    help="write index.html (self-contained), report.md, result.json and plots "
@@ -142,7 +146,7 @@ def run_audit(args) -> int:
             result = audit(mech, epsilon=args.epsilon, delta=args.delta,
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
                            n_jobs=args.jobs, backend=backend, time_limit=args.time_limit,
-                           curves=bool(args.report),
+                           curves=bool(args.report), stop_early=not args.measure,
                            floating_point=True if args.floating_point else None)
         except DpVerifyError as exc:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)

@@ -59,6 +59,22 @@ def test_violation_exits_1_and_json_has_the_documented_layout(mech_file, tmp_pat
     assert by_name["good_laplace"]["verdict"] == "pass"
 
 
+def test_measure_certifies_once_at_the_last_stage_with_all_of_alpha(mech_file, tmp_path):
+    """--measure runs every stage and certifies only at the last, with the whole error budget:
+    the violation is still found, its bound is at least the early-stopping audit's (which
+    stops at the first stage that certifies) and stays below the true ε = 1."""
+    early, measured = tmp_path / "early.json", tmp_path / "measured.json"
+    common = [f"{mech_file}:bad_laplace", "--samples", "65536", "--jobs", "1",
+              "--confidence", "0.9"]
+    assert main(["audit", *common, "--json", str(early)]) == 1
+    assert main(["audit", *common, "--measure", "--json", str(measured)]) == 1
+    e, m = (json.loads(p.read_text())["results"][0] for p in (early, measured))
+    alphas = [s["alpha"] for s in m["stages"]]
+    assert alphas[:-1] == [0.0] * (len(alphas) - 1) and alphas[-1] == pytest.approx(0.1)
+    assert len(m["stages"]) > len(e["stages"])
+    assert e["epsilon_lower_bound"] < m["epsilon_lower_bound"] <= 1.0
+
+
 def test_flags_override_the_declared_claim(mech_file):
     assert main(["audit", f"{mech_file}:good_laplace", "--epsilon", "0.3", "--samples", "4096",
                  "--jobs", "1"]) == 1
