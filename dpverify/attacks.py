@@ -691,10 +691,11 @@ class PairEvaluator:
     """Counts, in one certifying chunk, how often each chosen event of one pair occurs.
 
     Candidates from index `probe_start` on are tracked ones: only their threshold grids are
-    counted, on every `stride`-th output (PROBE_STRIDE; 1 at the stages of a measurement run
-    that certify nothing, where the grids are all there is to count) (a binary search per output and grid is far dearer
-    than drawing the output; at the stage before last a quarter of the certifying sample is
-    already as large as the search sample's selection half).
+    counted, on every `stride`-th output. The default, PROBE_STRIDE, is for stages that also
+    certify: a binary search per output and grid is far dearer than drawing the output, and at
+    the stage before last a quarter of the certifying sample is already as large as the search
+    sample's selection half. The stages of a measurement run that certify nothing use stride 1:
+    there the grids are all there is to count.
     """
 
     def __init__(self, candidates: list[Candidate], probe_start: int | None = None,

@@ -174,9 +174,9 @@ def _hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[C
     """The K events of a measurement run's one certifying stage while search is still running:
     the best re-tuned and the best freshly searched candidates in turn. Neither ranking can be
     trusted over the other: a fresh search's best tail threshold among thousands is often luck
-    (the winner's curse; NumericalSVT), while the tracked grids, counted on a quarter of the
-    previous stage's sample, can be too thin to see a rare event that the search sample did
-    (PrefixSum). Certifying both and reporting the larger costs a Bonferroni share, not a gamble."""
+    (the winner's curse; NumericalSVT), while the tracked grids, counted on the previous
+    stage's sample, can be too thin to see a rare event that the search sample did (PrefixSum).
+    Certifying both and reporting the larger costs a Bonferroni share, not a gamble."""
     def ranked(cands):
         return _distinct(sorted(cands, key=lambda c: -c.expected_epsilon))
     turns = [c for both in zip_longest(ranked(tuned), ranked(searched)) for c in both if c]
