@@ -376,7 +376,6 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     check_uses_rng(sampler, p, side)
             for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
                 bar.stage = j
-                stage_started = time.perf_counter()
                 # a stage that spends no α (measurement runs) certifies nothing; its events and
                 # thresholds are planned for the level of the last stage, which will certify
                 certifies = alpha_j > 0
@@ -427,10 +426,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 # a stage that certifies nothing draws only what its probes need
                 by_pair, counts, stage_runs = _certifying_counts(
                     sampler, seed, events if certifies else [], probes, j, n_j,
-                    # with no events to count, the tracked grids get every output (4× the tuning
-                    # data: over seeds 0-3 at 2^22 PrefixSum's mean bound 0.92 -> 0.96,
-                    # NumericalSVT 0.050 -> 0.054, SVT6 0.315 -> 0.318, LaplaceParallel
-                    # 0.033 -> 0.037)
+                    # with no events to count, the tracked grids get every output (4× the
+                    # tuning data for the thresholds the last stage certifies)
                     stride=PROBE_STRIDE if certifies else 1)
                 stage_best = -math.inf
                 tracked = []
@@ -460,7 +457,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                                       counts[p, 1 - cand.direction], n_p, n_q,
                                                       level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(events) if certifies else 0,
-                                           stage_best, time.perf_counter() - stage_started))
+                                           stage_best))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:
                     break
         except KeyboardInterrupt:

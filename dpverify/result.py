@@ -110,9 +110,6 @@ class StageSummary:
     alpha: float
     candidates_certified: int
     best_epsilon_lower_bound: float
-    # wall time of this stage (search, sampling and counting); not in as_dict(), which is the
-    # same for one seed on every backend
-    seconds: float = field(default=math.nan, compare=False)
 
 
 @dataclass(frozen=True)
@@ -192,10 +189,7 @@ class AuditResult:
             "seconds": self.seconds,
             "seed": self.seed,
             "witness": self.witness.as_dict() if self.witness else None,
-            # stage timings stay out: the JSON of one seed is identical on every backend and
-            # n_jobs but for the total `seconds`
-            "stages": [{k: v for k, v in asdict(s).items() if k != "seconds"}
-                       for s in self.stages],
+            "stages": [asdict(s) for s in self.stages],
             "interrupted": self.interrupted,
             "curves": asdict(self.curves) if self.curves is not None else None,
         })

@@ -8,8 +8,8 @@ What is measured
     their declared `floating_point=True`). Each is audited once with `dpverify.audit` at
     confidence 0.9 — DP-Sniper's level, to compare like with like — as a measurement run
     (`stop_early=False`): the earlier stages only choose and tune events and the last stage
-    certifies with all of the 10% error budget, as DP-Sniper's one final test does. Budget: first the default (2^22 certifying samples per input at the last stage);
-    while 4× the last audit's wall time fits --seconds-per-mechanism (40 s), the mechanism is
+    certifies with all of α, as DP-Sniper's one final test does. Budget: first the default
+    (2^22 certifying samples per input at the last stage); while 4× the last audit's wall time fits --seconds-per-mechanism (40 s), the mechanism is
     audited again with 4× the samples, up to 2^26, with the same seed; only the last audit is
     reported. The growth depends on wall time only, never on a bound. Every row records the
     certified bound, the verdict against the claim and the verdict the mechanism should get,

@@ -79,8 +79,9 @@ def test_false_alarm_rate_on_exactly_tight_mechanisms(make, stop_early):
 
 def test_measurement_runs_certify_once_with_all_of_alpha_and_are_tighter():
     """A measurement run (stop_early=False) spends α only at its last stage, so at the same
-    budget its bound sits closer to the true ε than the staged audit's, which gives the last
-    stage α/2 split over its events; both stay at or below the true ε (0.9) on these seeds."""
+    budget its bound sits closer to the true ε (0.9) than the staged audit's, which gives the
+    last stage α/2 split over its events. Whether single bounds exceed 0.9 is a rate, tested by
+    the false-alarm test above; here only the mean, which a sound lower bound keeps below 0.9."""
     mech = make_laplace(0.9, claim=1.0)
     staged, measured = [], []
     for s in range(8):
@@ -91,8 +92,7 @@ def test_measurement_runs_certify_once_with_all_of_alpha_and_are_tighter():
         assert b.witness.stage == len(b.stages)
         staged.append(a.epsilon_lower_bound)
         measured.append(b.epsilon_lower_bound)
-    assert max(staged + measured) <= 0.9
-    assert sum(measured) / 8 > sum(staged) / 8 + 0.005
+    assert sum(staged) / 8 + 0.005 < sum(measured) / 8 < 0.9
 
 
 def test_a_mechanism_claimed_below_its_true_epsilon_is_caught_at_small_budget():
