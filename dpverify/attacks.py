@@ -633,24 +633,43 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
                    grid=None, tuning=(thresholds, k_p, k_q, m_p, m_q), ratio_test=bool(ratio[i]))
 
 
-def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_certify: int,
-                delta: float, level: float, n_final: int) -> list[Candidate]:
-    """For each direction, the threshold maximising the expected certified bound on (sel_a, sel_b)
-    at this stage's certifying size; `potential` records the best at the final size."""
-    s_a = model.score(sel_a)
-    s_b = model.score(sel_b)
+@dataclass
+class ScoredModel:
+    """A learned model with its scores on the selection half of the search sample, sorted
+    ascending (NaN, "never in the event", left out; m_a and m_b still count it): all that
+    `best_events` needs to choose thresholds for any certifying size."""
+
+    model: ScoreModel
+    sorted_a: np.ndarray
+    sorted_b: np.ndarray
+    m_a: int
+    m_b: int
+
+
+def score_selection(model: ScoreModel, sel_a: Encoded, sel_b: Encoded) -> ScoredModel:
+    s_a, s_b = model.score(sel_a), model.score(sel_b)
+    return ScoredModel(model, np.sort(s_a[~np.isnan(s_a)]), np.sort(s_b[~np.isnan(s_b)]),
+                       len(s_a), len(s_b))
+
+
+def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, level: float,
+                n_final: int) -> list[Candidate]:
+    """For each direction, the threshold maximising the expected certified bound on the
+    selection half at this stage's certifying size; `potential` records the best at the final
+    size. The sign −1 order is the reversed, negated sign +1 one: each score is sorted once."""
+    model, m_a, m_b = scored.model, scored.m_a, scored.m_b
     out = []
     best = {0: None, 1: None}
     for sign in (1, -1):
-        va = np.sort(np.where(np.isnan(s_a), -np.inf, sign * s_a))
-        vb = np.sort(np.where(np.isnan(s_b), -np.inf, sign * s_b))
+        va, vb = ((scored.sorted_a, scored.sorted_b) if sign > 0
+                  else (-scored.sorted_a[::-1], -scored.sorted_b[::-1]))
         thresholds = _candidate_thresholds(va, vb)
         if thresholds.size == 0:
             continue
         ka = count_at_least(va, thresholds)
         kb = count_at_least(vb, thresholds)
-        for direction, (kp, mp, kq, mq) in enumerate([(ka, len(va), kb, len(vb)),
-                                                        (kb, len(vb), ka, len(va))]):
+        for direction, (kp, mp, kq, mq) in enumerate([(ka, m_a, kb, m_b),
+                                                        (kb, m_b, ka, m_a)]):
             expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
                                                         SEARCH_SHRINK_Z)
             potential = float(np.max(
@@ -671,17 +690,29 @@ def best_events(model: ScoreModel, pair: int, sel_a: Encoded, sel_b: Encoded, n_
     return out
 
 
+def learn_pair(search_a: Encoded, search_b: Encoded,
+               floating_point: bool = False) -> list[ScoredModel]:
+    """Learn on even-indexed search samples and score the odd-indexed ones (the selection half,
+    on which thresholds are chosen)."""
+    learn_a, sel_a = search_a.take(slice(0, None, 2)), search_a.take(slice(1, None, 2))
+    learn_b, sel_b = search_b.take(slice(0, None, 2)), search_b.take(slice(1, None, 2))
+    return [score_selection(model, sel_a, sel_b)
+            for model in learn_models(learn_a, learn_b, floating_point)]
+
+
+def pair_events(pair: int, learned: list[ScoredModel], n_certify: int, delta: float,
+                level: float, n_final: int | None = None) -> list[Candidate]:
+    """Each learned model's best event per direction for a certifying sample of n_certify."""
+    return [c for scored in learned
+            for c in best_events(scored, pair, n_certify, delta, level, n_final or n_certify)]
+
+
 def search_pair(pair: int, search_a: Encoded, search_b: Encoded, n_certify: int, delta: float,
                 level: float, n_final: int | None = None,
                 floating_point: bool = False) -> list[Candidate]:
-    """Learn on even-indexed search samples, choose thresholds on odd-indexed ones."""
-    learn_a, sel_a = search_a.take(slice(0, None, 2)), search_a.take(slice(1, None, 2))
-    learn_b, sel_b = search_b.take(slice(0, None, 2)), search_b.take(slice(1, None, 2))
-    candidates = []
-    for model in learn_models(learn_a, learn_b, floating_point):
-        candidates += best_events(model, pair, sel_a, sel_b, n_certify, delta, level,
-                                  n_final or n_certify)
-    return candidates
+    """Candidate events of one pair: `learn_pair`, then `pair_events`."""
+    return pair_events(pair, learn_pair(search_a, search_b, floating_point), n_certify, delta,
+                       level, n_final)
 
 
 PROBE_STRIDE = 4  # tracked candidates' grids are counted on every 4th certifying output

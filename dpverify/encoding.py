@@ -66,6 +66,8 @@ class Encoded:
 
     @staticmethod
     def concat(parts: list["Encoded"]) -> "Encoded":
+        if len(parts) == 1:
+            return parts[0]
         d = max(p.X.shape[1] for p in parts)
         Xs = [np.pad(p.X, ((0, 0), (0, d - p.X.shape[1])), constant_values=np.nan)
               if p.X.shape[1] < d else p.X for p in parts]

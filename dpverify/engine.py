@@ -29,7 +29,7 @@ from joblib import Parallel, delayed
 
 from . import pairs as pairs_module
 from .attacks import (PROBE_STRIDE, Candidate, PairEvaluator, count_at_least, curve_grid,
-                      learn_models, retune, search_pair, tuning_grid)
+                      learn_models, learn_pair, pair_events, retune, tuning_grid)
 from .encoding import Encoded
 from .errors import InvalidClaimError
 from .compose import group_claim
@@ -111,8 +111,12 @@ class _Chosen:
 
 
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
-                  floating_point=False):
-    """Draw more search samples for the active pairs, learn attacks, rank candidate events."""
+                  floating_point=False, learned=None):
+    """Draw more search samples for the active pairs, learn attacks, rank candidate events.
+
+    `learned`: pair → (search sizes, `attacks.learn_pair` result) of pairs whose search sample
+    has reached its cap. Such a pair gets no new search data, so its models and sorted
+    selection scores are reused and only the thresholds are chosen again for this stage's size."""
     # search sample: more for every active pair, up to a memory-bounded cap
     row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
     cap = min(SEARCH_CAP, SEARCH_MEMORY_BYTES // (row_bytes * 2 * len(active)))
@@ -126,11 +130,22 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
             enc.X = enc.X.astype(np.float32)
         search[task.pair, task.side].append(enc)
         kept[task.pair] += task.size if task.side == 0 else 0
-    # attack: candidate events from search data only
-    data = {p: (Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])) for p in active}
+    # attack: candidate events from search data only; each side's chunks are joined once
+    for p in active:
+        for s in (0, 1):
+            search[p, s] = [Encoded.concat(search[p, s])]
+    data = {p: (search[p, 0][0], search[p, 1][0]) for p in active}
+    learned = {} if learned is None else learned
 
     def rank(p):
-        return search_pair(p, *data[p], n_j, delta, level, n_final, floating_point)
+        sizes = (len(data[p][0]), len(data[p][1]))
+        if p in learned and learned[p][0] == sizes:
+            models = learned[p][1]
+        else:
+            models = learn_pair(*data[p], floating_point)
+            if kept[p] >= cap:  # no more search data will come: keep for the next stages
+                learned[p] = (sizes, models)
+        return pair_events(p, models, n_j, delta, level, n_final)
 
     # several pairs are learned side by side on threads (numpy's sorts and reductions release
     # the GIL); results come back in pair order, so the candidates do not depend on n_jobs
@@ -364,6 +379,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     active = list(range(len(pair_list)))
     frozen = False
     tracked: list[Candidate] = []
+    learned: dict = {}  # pair → its learned models, once its search sample is complete
     data: dict = {}
     kept = np.zeros(len(pair_list), dtype=np.int64)
     interrupted = False
@@ -400,12 +416,13 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     searched = True
                     carried = _carry_over(tracked, n_j, dlt, level)
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
-                                           level, K, floating)
+                                           level, K, floating, learned)
                     pool = carried + chosen.candidates
                     if j >= PRUNE_AFTER_STAGE:
                         active = _most_promising_pairs(pool, ACTIVE_PAIRS) or active
                         for p in set(range(len(pair_list))) - set(active):
                             search[p, 0], search[p, 1] = [], []
+                            learned.pop(p, None)
                     frozen = (j >= PRUNE_AFTER_STAGE and bool(chosen.events)
                               and _precise_enough(chosen.events[0]))
                     data = chosen.data

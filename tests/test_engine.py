@@ -144,3 +144,39 @@ def test_measurement_runs_certify_the_best_tuned_and_the_best_searched_event():
     assert [c.expected_epsilon for c in chosen] == [0.05, 0.30]
     # with K = 3 the next in turn is the second tuned one, even though a searched one plans higher
     assert [c.expected_epsilon for c in _hedged(tuned, searched, 3)] == [0.05, 0.30, 0.02]
+
+
+def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch):
+    # Once a pair's search sample reaches its cap, later stages draw no search data for it:
+    # its models must be reused (not re-learned), and the events chosen from them must be the
+    # ones a fresh learning on the same data gives, with thresholds for each stage's own size.
+    from dpverify import engine
+    from dpverify.attacks import pair_events
+    from dpverify.mechanism import as_mechanism
+    from dpverify.sampling import Sampler
+
+    monkeypatch.setattr(engine, "SEARCH_CAP", 1 << 12)
+    calls = []
+    real_learn = engine.learn_pair
+    monkeypatch.setattr(engine, "learn_pair",
+                        lambda *a, **k: calls.append(len(a[0])) or real_learn(*a, **k))
+    mech = as_mechanism(laplace)
+    pairs = [(0.0, 1.0)]
+    search = {(0, 0): [], (0, 1): []}
+    kept = np.zeros(1, dtype=np.int64)
+    learned = {}
+    with Sampler(mech, pairs, 3, n_jobs=1) as sampler:
+        stages = [engine._search_stage(sampler, search, kept, [0], j, n, 1 << 16, 0.0, 0.01, 2,
+                                       learned=learned)
+                  for j, n in enumerate([1 << 10, 1 << 12, 1 << 14], start=1)]
+    # stage 2 fills the cap (1024 + 3072 runs per input); stage 3 draws nothing new
+    assert kept[0] == 1 << 12
+    assert calls == [1 << 10, 1 << 12]
+    fresh = pair_events(0, real_learn(*stages[2].data[0]), 1 << 14, 0.0, 0.01, 1 << 16)
+    reused = sorted(stages[2].candidates, key=lambda c: (c.model.kind, c.direction, c.sign))
+    fresh = sorted(fresh, key=lambda c: (c.model.kind, c.direction, c.sign))
+    assert [(c.threshold, c.expected_epsilon) for c in reused] == \
+        [(c.threshold, c.expected_epsilon) for c in fresh]
+    # the thresholds are re-chosen for the larger certifying size of stage 3
+    assert [c.expected_epsilon for c in stages[2].candidates] != \
+        [c.expected_epsilon for c in stages[1].candidates]
