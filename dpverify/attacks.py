@@ -138,11 +138,16 @@ class BinnedLikelihoodRatio(ScoreModel):
             pos = np.minimum(np.searchsorted(self.skeletons, enc.struct), len(self.skeletons) - 1)
             found = self.skeletons[pos] == enc.struct
             out[found] = self.skeleton_ratio[pos[found]]
-        for s, tables in enumerate(self.coordinate_tables):
-            if not tables:
-                continue
-            mine = found & (pos == s)
-            rows = slice(None) if mine.all() else np.flatnonzero(mine)  # slices avoid copies
+        with_tables = [s for s, tables in enumerate(self.coordinate_tables) if tables]
+        if len(self.skeletons) > 1 and with_tables:  # each skeleton's rows, by one sort
+            groups = _rows_by_group(np.where(found, pos, len(self.skeletons)),
+                                    len(self.skeletons) + 1)
+        for s in with_tables:
+            tables = self.coordinate_tables[s]
+            if len(self.skeletons) == 1:
+                rows = slice(None) if found.all() else np.flatnonzero(found)
+            else:
+                rows = groups[s]
             if not isinstance(rows, slice) and rows.size == 0:
                 continue
             for j, edges, ratio in tables:
@@ -452,20 +457,31 @@ def _quantile_edges(values: np.ndarray, n_bins: int) -> np.ndarray:
     return edges
 
 
+def _rows_by_group(group: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """For group labels 0..n_groups−1, the ascending row indices of each group (one stable sort
+    instead of one full comparison per group)."""
+    order = np.argsort(group, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(group, minlength=n_groups))[:-1])
+
+
 def learn_binned_ratio(a: Encoded, b: Encoded) -> BinnedLikelihoodRatio | None:
     pooled = np.concatenate([a.struct, b.struct])
-    skeletons, counts = np.unique(pooled, return_counts=True)
+    skeletons, inverse, counts = np.unique(pooled, return_inverse=True, return_counts=True)
     n_sk = len(skeletons)
-    c_a = np.array([np.count_nonzero(a.struct == s) for s in skeletons])
+    c_a = np.bincount(inverse[:len(a)], minlength=n_sk)
     c_b = counts - c_a
     sk_ratio = _log_ratio(c_a, len(a), c_b, len(b), n_sk + 1)
     tables = []
     frequent = set(np.argsort(-counts)[:MAX_SKELETONS].tolist())
+    groups = _rows_by_group(inverse, n_sk) if n_sk > 1 else None
     for s, sk in enumerate(skeletons):
         coord_tables = []
         if s in frequent and counts[s] >= 40:
-            rows_a = a.struct == sk
-            rows_b = b.struct == sk
+            if groups is None:
+                rows_a, rows_b = slice(None), slice(None)
+            else:
+                rows = groups[s]
+                rows_a, rows_b = rows[rows < len(a)], rows[rows >= len(a)] - len(a)
             n_bins = int(np.clip(round(counts[s] ** (1 / 3) / 2), 2, 32))
             for j in range(min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)):
                 xa = a.X[rows_a, j]

@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measurement run: ask how large ε is, not only whether the claim fails; "
                         "every stage runs and only the last certifies, with all of the error "
                         "budget (a tighter bound; no early stop on a gross violation)")
+    a.add_argument("--seconds", type=float, metavar="SECONDS",
+                   help="with --measure: a time budget per mechanism; the last stage grows to "
+                        "what the time left buys, up to --samples (default 2^26 per input). "
+                        "The sizes then depend on the machine's speed")
     a.add_argument("--json", metavar="PATH", help="write results as JSON")
     a.add_argument("--report", metavar="DIR",
                    help="write index.html (self-contained), report.md, result.json and plots "
@@ -147,7 +151,8 @@ def run_audit(args) -> int:
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
                            n_jobs=args.jobs, backend=backend, time_limit=args.time_limit,
                            curves=bool(args.report), stop_early=not args.measure,
-                           floating_point=True if args.floating_point else None)
+                           floating_point=True if args.floating_point else None,
+                           seconds=args.seconds)
         except DpVerifyError as exc:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
             entries.append(_error_entry(mech.name, str(exc)))

@@ -12,7 +12,9 @@ Statistical design (theory.md §2), stated once:
 - The first stage whose bound exceeds the claim stops the audit (gross bugs fail fast).
 - A measurement run (`stop_early=False`) certifies at its last stage only: earlier stages
   spend no α (their fresh samples choose and tune the last stage's events) and the last stage
-  spends all of it, so its bound is as tight as one pre-chosen event's.
+  spends all of it, so its bound is as tight as one pre-chosen event's. With a time budget
+  (`seconds=`, dpverify/budget.py) which stage is the last, and its size, are decided from the
+  clock before that stage draws its certifying sample, so the bound's confidence is unchanged.
 - Search stops growing once the best event's log-ratio is known to ±0.01 and to a tenth of its
   size on the search sample;
   later stages then certify the same events on their own fresh samples.
@@ -28,6 +30,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from . import pairs as pairs_module
+from .budget import CountingCost, TimeBudget, search_rows
 from .attacks import (PROBE_STRIDE, Candidate, PairEvaluator, count_at_least, curve_grid,
                       learn_models, learn_pair, pair_events, retune, tuning_grid)
 from .encoding import Encoded
@@ -56,6 +59,7 @@ ACTIVE_PAIRS = 2
 SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
 TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
+BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -64,6 +68,20 @@ def plan_stages(samples: int) -> list[int]:
     while sizes[-1] // GROWTH >= FIRST_STAGE:
         sizes.append(sizes[-1] // GROWTH)
     return sizes[::-1]
+
+
+def _validate_budget(seconds, stop_early) -> float:
+    if stop_early:
+        raise InvalidClaimError("seconds= is the time budget of a measurement run: pass "
+                                "stop_early=False as well (to bound an ordinary audit's time, "
+                                "use time_limit=)")
+    try:
+        seconds = float(seconds)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"seconds must be a positive number, got {seconds!r}")
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise InvalidClaimError(f"seconds must be a positive number, got {seconds!r} (e.g. 60)")
+    return seconds
 
 
 def _validate_options(confidence, samples, seed, certify_per_stage):
@@ -108,6 +126,8 @@ class _Chosen:
     events: list        # the K events this stage certifies
     candidates: list    # every candidate, best first (for pruning pairs)
     data: dict          # pair → (search outputs of D, of D'), for grids
+    learned_rows: int = 0  # search rows whose models were learned (not reused) at this stage
+    learned_pairs: int = 0  # and the pairs they belong to
 
 
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
@@ -118,8 +138,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     has reached its cap. Such a pair gets no new search data, so its models and sorted
     selection scores are reused and only the thresholds are chosen again for this stage's size."""
     # search sample: more for every active pair, up to a memory-bounded cap
-    row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
-    cap = min(SEARCH_CAP, SEARCH_MEMORY_BYTES // (row_bytes * 2 * len(active)))
+    cap = _search_cap(search, active)
     tasks = [t for p in active for s in (0, 1)
              for t in split_into_chunks(int(min(n_j, max(cap - kept[p], 0))), sampler.chunk_size,
                                         pair=p, side=s, stage=j, purpose=SEARCH)]
@@ -136,12 +155,14 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
             search[p, s] = [Encoded.concat(search[p, s])]
     data = {p: (search[p, 0][0], search[p, 1][0]) for p in active}
     learned = {} if learned is None else learned
+    relearned = []
 
     def rank(p):
         sizes = (len(data[p][0]), len(data[p][1]))
         if p in learned and learned[p][0] == sizes:
             models = learned[p][1]
         else:
+            relearned.append(sum(sizes))
             models = learn_pair(*data[p], floating_point)
             if kept[p] >= cap:  # no more search data will come: keep for the next stages
                 learned[p] = (sizes, models)
@@ -154,19 +175,29 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
                     delayed(rank)(p) for p in active))
     candidates: list[Candidate] = [c for found in per_pair for c in found]
     candidates.sort(key=lambda c: -c.expected_epsilon)
-    return _Chosen(candidates[:K], candidates, data)
+    return _Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned))
+
+
+def _search_cap(search, active) -> int:
+    """Runs per input a pair's search sample may hold: SEARCH_CAP, less if the active pairs'
+    samples would outgrow SEARCH_MEMORY_BYTES."""
+    row_bytes = 16 + 4 * max((e.X.shape[1] for v in search.values() for e in v), default=1)
+    return min(SEARCH_CAP, SEARCH_MEMORY_BYTES // (row_bytes * 2 * len(active)))
 
 
 def _distinct(candidates: list[Candidate]) -> list[Candidate]:
     """Drop candidates that select the same search-sample counts of the same pair and direction
-    as a better one (several models often find one event). A carried-over candidate keeps the
-    search counts of the event it started from though its threshold was re-chosen, so carried
-    and freshly searched candidates are never merged."""
+    as a better one (several models often find one event), and exact repeats of an event (same
+    model object, sign and threshold: a carried-over candidate and a fresh search of the same
+    complete search sample often are one event). A carried-over candidate keeps the search
+    counts of the event it started from though its threshold was re-chosen, so carried and
+    freshly searched candidates are otherwise never merged."""
     out, seen = [], set()
     for c in candidates:
-        key = (c.pair, c.direction, c.search_counts, c.tuning is None)
-        if key not in seen:
-            seen.add(key)
+        keys = ((c.pair, c.direction, c.search_counts, c.tuning is None),
+                (c.pair, c.direction, id(c.model), c.sign, c.threshold))
+        if not any(k in seen for k in keys):
+            seen.update(keys)
             out.append(c)
     return out
 
@@ -196,6 +227,44 @@ def _hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[C
         return _distinct(sorted(cands, key=lambda c: -c.expected_epsilon))
     turns = [c for both in zip_longest(ranked(tuned), ranked(searched)) for c in both if c]
     return _distinct(turns)[:K]
+
+
+def _same_events_merged(events: list[Candidate], data: dict) -> list[Candidate]:
+    """Drop an event that selects exactly the same search outputs, under both inputs, as a
+    better one of the same pair and direction: two models (or a model learned at two stages)
+    often define one event, e.g. the same single discrete output, and certifying it twice only
+    halves each bound's share of α. Judged on search data, so any choice here is sound."""
+    out, hits = [], []
+    for c in events:
+        if c.pair in data:
+            h = tuple(c.hits(enc) for enc in data[c.pair])
+            if any(o.pair == c.pair and o.direction == c.direction and oh is not None
+                   and all(np.array_equal(x, y) for x, y in zip(oh, h))
+                   for o, oh in zip(out, hits)):
+                continue
+        else:
+            h = None
+        out.append(c)
+        hits.append(h)
+    return out
+
+
+def _concentrate(events: list[Candidate], n: int, delta: float, level: float) -> list[Candidate]:
+    """A measurement run's certifying stage: all of α on its best re-tuned event when the others
+    are not worth their share. With k events each bound gets α/k; alone, the best event's
+    threshold is re-chosen for all of α and its expected bound rises by `gain`. The others are
+    kept only if one of them is expected within `gain` of it — in particular whenever a freshly
+    searched event is expected to do better (the hedge of `_hedged`: a search's best tail
+    threshold is often luck, so a re-tuned event is never dropped for it, nor it for one)."""
+    best = events[0] if events else None
+    if best is None or best.tuning is None or any(
+            c.expected_epsilon > best.expected_epsilon for c in events[1:]):
+        return events
+    alone = retune(best, *best.tuning, n, delta, level * len(events))
+    gain = alone.expected_epsilon - best.expected_epsilon
+    if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - gain:
+        return events
+    return [alone]
 
 
 def _precise_enough(best: Candidate) -> bool:
@@ -309,7 +378,7 @@ def _resolution(claim: float, witness: Witness | None) -> float:
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
           progress=None, curves=False, stop_early=True,
-          floating_point=None) -> AuditResult:
+          floating_point=None, seconds=None) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -327,6 +396,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     α/2^{J−j+1}). False measures how broken a mechanism is: every stage runs, the earlier ones
     only choose and tune events on their fresh samples, and the last stage certifies with all
     of α (a tighter bound at the same budget; nothing is certified if it is interrupted first).
+    seconds: a measurement run's time budget (needs stop_early=False): each stage runs only if
+    it and a last stage 4× larger are projected to fit, else it becomes the last stage, with
+    as many runs per input as the time left buys (`budget.last_stage_size`); `samples` is then
+    the most it may grow to (default 2^26 batched, 2^21 scalar). About `seconds` in all; the
+    sizes depend on the machine's speed, so the same seed may give another bound elsewhere.
     curves: also count the witness's score at a grid of thresholds chosen on search data and
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     floating_point: also attack the outputs' float bit patterns (default: as declared with
@@ -354,8 +428,12 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         if dlt >= 1:
             raise InvalidClaimError(f"the group-privacy claim at distance {distance} has "
                                     f"δ = {dlt:.3g} ≥ 1: nothing to audit")
+    if seconds is not None:
+        seconds = _validate_budget(seconds, stop_early)
     if samples is None:
         samples = DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
+        if seconds is not None:
+            samples *= BUDGET_SAMPLES_FACTOR
     sizes = plan_stages(int(samples))
     alphas = (stage_alphas if stop_early else final_stage_alphas)(1.0 - confidence, len(sizes))
     K = certify_per_stage
@@ -372,6 +450,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         search_runs = given_pairs.runs
     pair_list = pairs_module.normalize(given_pairs)
     bar = Progress(mech.name, len(sizes), enabled=progress)
+    budget = TimeBudget(seconds, started) if seconds is not None else None
 
     search: dict = {(p, s): [] for p in range(len(pair_list)) for s in (0, 1)}
     stages: list[StageSummary] = []
@@ -390,7 +469,24 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
             for p in range(len(pair_list)):
                 for side in (0, 1):
                     check_uses_rng(sampler, p, side)
-            for j, (n_j, alpha_j) in enumerate(zip(sizes, alphas), start=1):
+            j = 0
+            while j < len(sizes):
+                j += 1
+                if budget is not None and j < len(sizes):
+                    last = budget.last_size(
+                        sizes[j - 1], sizes[j],
+                        *(((0, 0), (0, 0)) if frozen else search_rows(
+                            {p: kept[p] for p in active}, _search_cap(search, active),
+                            (sizes[j - 1], sizes[j]))),
+                        # the last stage's K events come from the tracked candidates' pairs
+                        # and, while search runs, from any active pair
+                        min(K, len({c.pair for c in tracked} | set([] if frozen else active)))
+                        or min(K, len(pair_list)), K)
+                    if last is not None:  # this stage becomes the last one, and certifies
+                        sizes = sizes[:j - 1] + [last]
+                        alphas = final_stage_alphas(1.0 - confidence, len(sizes))
+                        bar.n_stages = len(sizes)
+                n_j, alpha_j = sizes[j - 1], alphas[j - 1]
                 bar.stage = j
                 # a stage that spends no α (measurement runs) certifies nothing; its events and
                 # thresholds are planned for the level of the last stage, which will certify
@@ -415,8 +511,12 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 elif not frozen:
                     searched = True
                     carried = _carry_over(tracked, n_j, dlt, level)
+                    search_started = time.perf_counter()
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
                                            level, K, floating, learned)
+                    if budget is not None:
+                        budget.search.add(chosen.learned_pairs, chosen.learned_rows,
+                                          time.perf_counter() - search_started)
                     pool = carried + chosen.candidates
                     if j >= PRUNE_AFTER_STAGE:
                         active = _most_promising_pairs(pool, ACTIVE_PAIRS) or active
@@ -430,6 +530,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     events = [replace(c, grid=None) for c in
                               (_hedged(carried, chosen.candidates, K) if final_measurement
                                and carried else pool[:K])]
+                if final_measurement:
+                    events = _concentrate(_same_events_merged(_distinct(events), data), n_j,
+                                          dlt, level)
+                # the stage's α is split over the events it really certifies (union bound)
+                cert_level = alpha_j / (2 * len(events)) if certifies and events else level
                 if curves:
                     for c in events:
                         if c.pair in data:
@@ -440,12 +545,22 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data])
+                if budget is not None and final_measurement and events:
+                    # its events known, the last stage takes the time left on their pairs
+                    n_j = sizes[-1] = budget.fill_last(n_j, len({c.pair for c in events}),
+                                                       len(events))
                 # a stage that certifies nothing draws only what its probes need
                 by_pair, counts, stage_runs = _certifying_counts(
                     sampler, seed, events if certifies else [], probes, j, n_j,
                     # with no events to count, the tracked grids get every output (4× the
                     # tuning data for the thresholds the last stage certifies)
                     stride=PROBE_STRIDE if certifies else 1)
+                if budget is not None:
+                    stride = PROBE_STRIDE if certifies else 1
+                    budget.counting = CountingCost(
+                        n_j, len(by_pair),
+                        sum(len(ev) + len(pr) / stride for ev, pr in by_pair.values()),
+                        *sampler.last_seconds)
                 stage_best = -math.inf
                 tracked = []
                 for p, (ev, pr) in by_pair.items():
@@ -466,13 +581,13 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             continue
                         if not certifies:
                             continue
-                        w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, level, j)
+                        w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, cert_level, j)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
                             best = w
                             best_curve = _grid_counts(cs, i, counts[p, cand.direction],
                                                       counts[p, 1 - cand.direction], n_p, n_q,
-                                                      level / (1.0 - confidence))
+                                                      cert_level / (1.0 - confidence))
                 stages.append(StageSummary(j, n_j, alpha_j, len(events) if certifies else 0,
                                            stage_best))
                 if stop_early and best is not None and best.epsilon_lower_bound > eps:

@@ -12,7 +12,7 @@ import copy
 import multiprocessing
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
@@ -77,6 +77,20 @@ def split_into_chunks(n: int, chunk_size: int, **task_fields) -> list[ChunkTask]
     return tasks
 
 
+class ChunkSeconds(NamedTuple):
+    """Seconds one chunk spent drawing and encoding its outputs, and evaluating them."""
+    draw: float
+    evaluate: float
+
+
+class RunSeconds(NamedTuple):
+    """One `Sampler.run`: its wall time and its chunks' summed drawing and evaluating seconds
+    (the sums exceed the wall time when chunks run in parallel)."""
+    wall: float
+    draw: float
+    evaluate: float
+
+
 def poisson_sample_size(root_seed: int, mean: int, pair: int, side: int, stage: int) -> int:
     """How many certifying runs input `side` of pair `pair` gets at `stage`: N ~ Poisson(mean).
 
@@ -116,7 +130,9 @@ def draw_outputs(mech: Mechanism, data, rng: np.random.Generator, size: int, sta
 
 def run_chunk(mech: Mechanism, data, task: ChunkTask, root_seed: int,
               evaluate: Callable[[Encoded], np.ndarray] | None = None):
-    """Draw one chunk and return (schema, encoded outputs) or, with `evaluate`, (schema, counts)."""
+    """Draw one chunk and return (schema, encoded outputs) or, with `evaluate`, (schema, counts),
+    followed by the seconds spent drawing and encoding, and evaluating (`ChunkSeconds`)."""
+    started = time.perf_counter()
     rng = np.random.default_rng(task.seed_sequence(root_seed))
     outputs = draw_outputs(mech, data, rng, task.size, task.start)
     try:
@@ -124,9 +140,11 @@ def run_chunk(mech: Mechanism, data, task: ChunkTask, root_seed: int,
     except MechanismOutputError as exc:
         raise MechanismOutputError(
             f"mechanism {mech.name!r} on input {_describe_input(data)}: {exc}") from None
+    drawn = time.perf_counter()
     if evaluate is None:
-        return schema, enc
-    return schema, evaluate(enc)
+        return schema, enc, ChunkSeconds(drawn - started, 0.0)
+    counts = evaluate(enc)
+    return schema, counts, ChunkSeconds(drawn - started, time.perf_counter() - drawn)
 
 
 class Sampler:
@@ -161,6 +179,7 @@ class Sampler:
         self.deadline = deadline
         self.on_chunk = on_chunk
         self._parallel = None
+        self.last_seconds = RunSeconds(0.0, 0.0, 0.0)  # of the latest `run`
 
     def _make_parallel(self, timeout=None) -> Parallel:
         if self.backend == "dask":
@@ -246,12 +265,17 @@ class Sampler:
     def run(self, tasks: list[ChunkTask], evaluators: dict | None = None) -> list:
         """Run tasks; `evaluators[pair]` turns a certifying chunk into counts. Results keep order."""
         out = []
-        for task, (schema, payload) in self._results(tasks, evaluators):
+        started = time.perf_counter()
+        draw = evaluate = 0.0
+        for task, (schema, payload, seconds) in self._results(tasks, evaluators):
+            draw += seconds.draw
+            evaluate += seconds.evaluate
             self._check_schema(schema)
             self.runs[task.pair, task.side] += task.size
             out.append(payload)
             if self.on_chunk is not None:
                 self.on_chunk(int(self.runs.sum()))
+        self.last_seconds = RunSeconds(time.perf_counter() - started, draw, evaluate)
         return out
 
     def preflight(self, pair: int, side: int, size: int = 64) -> tuple:
@@ -259,7 +283,7 @@ class Sampler:
         task = ChunkTask(pair=pair, side=side, stage=0, purpose=PREFLIGHT, index=0, start=0,
                          size=size)
         first = second = None
-        for t, (schema, enc) in self._results([task, task], None):
+        for t, (schema, enc, _) in self._results([task, task], None):
             self._check_schema(schema)
             self.runs[pair, side] += size
             first, second = (enc, None) if first is None else (first, enc)

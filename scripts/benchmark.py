@@ -8,10 +8,11 @@ What is measured
     their declared `floating_point=True`). Each is audited once with `dpverify.audit` at
     confidence 0.9 — DP-Sniper's level, to compare like with like — as a measurement run
     (`stop_early=False`): the earlier stages only choose and tune events and the last stage
-    certifies with all of α, as DP-Sniper's one final test does. Budget: first the default
-    (2^22 certifying samples per input at the last stage); while 4× the last audit's wall time fits --seconds-per-mechanism (40 s), the mechanism is
-    audited again with 4× the samples, up to 2^26, with the same seed; only the last audit is
-    reported. The growth depends on wall time only, never on a bound. Every row records the
+    certifies with all of α, as DP-Sniper's one final test does. Budget: a time budget per
+    mechanism (--seconds-per-mechanism, 25 s; `audit(seconds=...)`): the stages grow 4× while
+    the next one and a last stage after it are projected to fit, and the last stage gets as
+    many certifying runs per input as the time left buys, up to 2^26. The sizes depend on wall
+    time only, never on a bound. Every row records the
     certified bound, the verdict against the claim and the verdict the mechanism should get,
     the published DP-Sniper (logistic regression, neural network) and StatDP bounds, the
     samples per input and in total, and the seconds.
@@ -108,29 +109,16 @@ def best_sound_published(name: str, truth: float) -> tuple[float | None, str]:
     return max(sound)
 
 
-FIRST_BUDGET = 1 << 22   # the engine's default: certifying samples per input at the last stage
 MAX_BUDGET = 1 << 26     # ~6.7·10^7 per input, still several times fewer than DP-Sniper's
-GROWTH = 4
-
-
-def audit_within(mech, confidence: float, seed: int, seconds_per_mechanism: float):
-    """Audit at the default budget; while 4× that audit's wall time fits `seconds_per_mechanism`
-    (and the budget is below MAX_BUDGET), audit again with 4× the samples; report the last.
-    Every audit uses `seed`, and the growth depends on wall time only, never on a bound, so the
-    reported audit is an ordinary audit at its budget. Returns (result, seconds of all audits)."""
-    budget, spent = FIRST_BUDGET, 0.0
-    while True:
-        r = dpverify.audit(mech, confidence=confidence, stop_early=False, seed=seed,
-                           samples=budget)
-        spent += r.seconds
-        if budget >= MAX_BUDGET or GROWTH * r.seconds > seconds_per_mechanism:
-            return r, spent
-        budget *= GROWTH
+SECONDS_PER_MECHANISM = 25.0
 
 
 def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, seed: int,
               seconds_per_mechanism: float) -> dict:
-    r, spent = audit_within(mech, confidence, seed, seconds_per_mechanism)
+    # one measurement run with a time budget: its last stage grows to what the time left buys
+    # (at most MAX_BUDGET per input), a function of wall time only, never of a bound
+    r = dpverify.audit(mech, confidence=confidence, stop_early=False, seed=seed,
+                       samples=MAX_BUDGET, seconds=seconds_per_mechanism)
     best, source = best_sound_published(name, truth)
     paper = (PUBLISHED_FLOAT.get(name) or PUBLISHED[name])[0]
     published = PUBLISHED.get(name, (None, None, None, None))
@@ -147,7 +135,7 @@ def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, s
                                         and round(r.epsilon_lower_bound, 3) >= best),
         "above_true_epsilon": r.epsilon_lower_bound > truth + 1e-12,
         "samples_per_side": r.samples_per_side, "samples": r.samples, "seconds": r.seconds,
-        "seed": seed, "seconds_with_smaller_budgets": spent,
+        "seed": seed,
         "certificate": r.witness.certificate if r.witness else None,
         "attack": r.witness.attack if r.witness else None,
         "event": r.witness.event if r.witness else None,
@@ -192,12 +180,13 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"{meta['confidence']:g} (DP-Sniper's level) by a measurement run (`stop_early=False`: "
         "the earlier stages only choose and tune events, the last certifies with all of α); "
         "a pass means no violation was found at this budget, never that "
-        "the mechanism is private. Budget: each mechanism is first audited at the default "
-        "(2^22 certifying samples per input at the last stage); while 4× that audit's time fits "
-        f"{meta.get('seconds_per_mechanism', 40):g} s, it is audited again with 4× the samples "
-        "(at most 2^26; the growth depends on wall time only, never on a bound), and only the "
-        "last audit is reported. *Seconds* is that audit's; the total includes the smaller "
-        "ones. Each bound is a 90% lower bound: on a mechanism whose best event sits exactly at "
+        "the mechanism is private. Budget: one run per mechanism with a time budget of "
+        f"{meta.get('seconds_per_mechanism', SECONDS_PER_MECHANISM):g} s (`audit(seconds=…)`): "
+        "its stages grow 4× while the next one and a last stage after it are projected to fit, "
+        "and the last stage gets as many certifying runs per input as the time left buys, at "
+        "most 2^26 (*samples per input*). The sizes depend on wall time only, never on a "
+        "bound, so the rows are reproducible in their statistics, not in their exact figures. "
+        "Each bound is a 90% lower bound: on a mechanism whose best event sits exactly at "
         "its true ε it may exceed that ε on up to 10% of seeds (reports/calibration.md measures "
         "the rate on tight mechanisms), so a row above the true ε is shown, not hidden. "
         "Published figures: reference/anchors.md (DP-Sniper: ~4·10^8 samples per "
@@ -248,9 +237,9 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME")
     parser.add_argument("--confidence", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--seconds-per-mechanism", type=float, default=40.0,
-                        help="grow a mechanism's budget 4x while the next audit is projected "
-                             "(4x the last one's time) to fit this many seconds (default 40)")
+    parser.add_argument("--seconds-per-mechanism", type=float, default=SECONDS_PER_MECHANISM,
+                        help="each mechanism's time budget: its last stage grows to what the "
+                             f"time left buys (default {SECONDS_PER_MECHANISM:g})")
     parser.add_argument("--rewrite-markdown", action="store_true",
                         help="only rewrite DIR/benchmark.md from DIR/benchmark.json")
     args = parser.parse_args(argv)
@@ -267,7 +256,7 @@ def main(argv=None) -> int:
         parser.error(f"unknown mechanism(s) {unknown}; choose from {names}")
     meta = {**machine_meta(), "confidence": args.confidence, "seed": args.seed,
             "seconds_per_mechanism": args.seconds_per_mechanism,
-            "first_budget": FIRST_BUDGET, "max_budget": MAX_BUDGET, "complete": False}
+            "max_budget": MAX_BUDGET, "complete": False}
     rows, started = [], time.perf_counter()
     for name in names:
         row = audit_row(name, mechs[name], truth[name], name in correct, args.confidence,
@@ -278,8 +267,7 @@ def main(argv=None) -> int:
         print(f"{name:20s} {row['verdict']:9s} ours {fmt(row['epsilon_lower_bound']):>7}  "
               f"true {fmt(row['true_epsilon']):>6}  best published "
               f"{fmt(row['best_sound_published']):>6}  {row['samples_per_side']:>11,} per input  "
-              f"{row['seconds']:6.1f} s ({row['seconds_with_smaller_budgets']:.1f} s with smaller "
-              "budgets)", flush=True)
+              f"{row['seconds']:6.1f} s", flush=True)
     meta["complete"] = True
     meta["total_seconds"] = time.perf_counter() - started
     write_outputs(args.out, rows, meta)

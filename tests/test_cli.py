@@ -75,6 +75,20 @@ def test_measure_certifies_once_at_the_last_stage_with_all_of_alpha(mech_file, t
     assert e["epsilon_lower_bound"] < m["epsilon_lower_bound"] <= 1.0
 
 
+def test_measure_with_a_time_budget_stops_growing_within_samples(mech_file, tmp_path, capsys):
+    """--seconds gives a measurement run a time budget: its stages never pass --samples, only
+    its last stage spends α; without --measure the flag is refused with a pointer to it."""
+    out = tmp_path / "budget.json"
+    common = [f"{mech_file}:bad_laplace", "--samples", "65536", "--jobs", "1"]
+    assert main(["audit", *common, "--measure", "--seconds", "2", "--json", str(out)]) == 1
+    m = json.loads(out.read_text())["results"][0]
+    assert all(s["samples_per_side"] <= 65536 for s in m["stages"])
+    assert [s["alpha"] for s in m["stages"][:-1]] == [0.0] * (len(m["stages"]) - 1)
+    assert m["verdict"] == "violation"
+    assert main(["audit", *common, "--seconds", "2"]) == 2
+    assert "stop_early=False" in capsys.readouterr().err
+
+
 def test_flags_override_the_declared_claim(mech_file):
     assert main(["audit", f"{mech_file}:good_laplace", "--epsilon", "0.3", "--samples", "4096",
                  "--jobs", "1"]) == 1

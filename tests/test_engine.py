@@ -146,6 +146,51 @@ def test_measurement_runs_certify_the_best_tuned_and_the_best_searched_event():
     assert [c.expected_epsilon for c in _hedged(tuned, searched, 3)] == [0.05, 0.30, 0.02]
 
 
+def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_rest_lag():
+    """One event with all of α beats two with half each, unless the runner-up is expected
+    within what the best would gain alone — and a searched event expected above the best tuned
+    one always keeps the hedge (its tail threshold may be luck)."""
+    from dpverify.attacks import Candidate, Coordinate, retune
+    from dpverify.engine import _concentrate
+
+    grid = (np.array([0.0, 1.0, 2.0]), np.array([60_000, 20_000, 3_000]),
+            np.array([50_000, 15_000, 2_000]), 1_000_000, 1_000_000)
+    n, level = 1_000_000, 0.025
+    tuned = retune(Candidate(0, 0, Coordinate(0), 1, 0.0, 0.0, (1, 2, 1, 2)), *grid, n, 0.0,
+                   level)
+
+    def searched(expected):
+        return Candidate(1, 0, Coordinate(1), 1, 0.0, expected, (7, 10, 1, 10))
+
+    alone = _concentrate([tuned, searched(tuned.expected_epsilon - 0.05)], n, 0.0, level)
+    assert len(alone) == 1 and alone[0].tuning is not None
+    assert alone[0].expected_epsilon > tuned.expected_epsilon  # re-chosen for all of α
+    gain = alone[0].expected_epsilon - tuned.expected_epsilon
+    close = searched(tuned.expected_epsilon - gain / 2)
+    assert _concentrate([tuned, close], n, 0.0, level) == [tuned, close]
+    better = searched(tuned.expected_epsilon + 0.05)
+    assert _concentrate([tuned, better], n, 0.0, level) == [tuned, better]
+    # a lone searched event has no tuning counts to re-choose its threshold on: left as it is
+    assert _concentrate([better], n, 0.0, level) == [better]
+
+
+def test_events_selecting_the_same_search_outputs_are_certified_once():
+    from dpverify.attacks import Candidate, Coordinate
+    from dpverify.encoding import encode
+    from dpverify.engine import _same_events_merged
+
+    a, _ = encode(np.array([0.0, 1.0, 3.0, 4.0]), 4)
+    b, _ = encode(np.array([0.0, 0.5, 3.5, 1.0]), 4)
+    data = {0: (a, b)}
+
+    def cand(threshold, direction=0, model=None):
+        return Candidate(0, direction, model or Coordinate(0), 1, threshold, 0.1, (1, 2, 1, 2))
+
+    # {x ≥ 2} and {x ≥ 2.5} select the same outputs of both samples; {x ≥ 3.2} does not
+    kept = _same_events_merged([cand(2.0), cand(2.5), cand(3.2), cand(2.5, direction=1)], data)
+    assert [(c.threshold, c.direction) for c in kept] == [(2.0, 0), (3.2, 0), (2.5, 1)]
+
+
 def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch):
     # Once a pair's search sample reaches its cap, later stages draw no search data for it:
     # its models must be reused (not re-learned), and the events chosen from them must be the

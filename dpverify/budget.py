@@ -1,0 +1,159 @@
+"""Time-budgeted measurement runs: when a stage becomes the last one, and how large it is.
+
+A measurement run (`audit(stop_early=False)`) certifies at its last stage only; the stages
+before it spend no α and only choose and tune events. With `audit(seconds=T)` the run does not
+fix its last stage in advance: before each stage it projects, from the stages already run
+(`SearchTimes`, `CountingCost`), whether this stage and a last stage 4× larger both fit in the
+time left. If they do, the stage runs as planned; if not, this stage becomes the last. Once its
+search has chosen its events, its size is what the remaining time buys for counting those
+events on their pairs (`TimeBudget.fill_last`): at least its planned size, at most the next
+stage's.
+
+Soundness does not depend on any of this: the sizes are a function of wall-clock times, which
+are independent of the certifying sample's counts, and the last stage certifies with all of α
+whatever its size (`stats.final_stage_alphas`). Reproducibility does: the same seed may give
+other sizes, hence other bounds, on a slower or busier machine.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class CountingCost:
+    """How long a stage's counting pass took: `n` runs per input for `pairs` pairs (two inputs
+    each), `candidates` events or tracked grids evaluated on every output, `wall` seconds in
+    all, of which its chunks spent `draw` seconds drawing and encoding and `evaluate` seconds
+    evaluating (summed over parallel chunks, so only their proportion is used)."""
+
+    n: int
+    pairs: int
+    candidates: float  # a grid counted on every k-th output counts 1/k
+    wall: float
+    draw: float
+    evaluate: float
+
+    def seconds_per_run(self, pairs: int, candidates: float) -> float:
+        """Projected wall seconds per run per input of a pass over `pairs` pairs evaluating
+        `candidates` events: drawing scales with the pairs, evaluating with the candidates."""
+        busy = self.draw + self.evaluate
+        share = self.evaluate / busy if busy > 0 else 0.0
+        per_run = self.wall / self.n
+        draw_part = (1 - share) * per_run * pairs / max(self.pairs, 1)
+        evaluate_part = share * per_run * candidates / max(self.candidates, 1)
+        return draw_part + evaluate_part
+
+
+def last_stage_size(remaining: float, search_this: float, search_last: float,
+                    seconds_per_run: float, last_seconds_per_run: float, planned: int,
+                    next_planned: int) -> int | None:
+    """Before a stage of `planned` runs per input whose successor would have `next_planned`:
+    None when this stage (its search, then counting at `seconds_per_run`) and a last stage
+    after it (its search, then counting at `last_seconds_per_run`) fit in `remaining` seconds;
+    else the size of a last stage run now: what the remaining time buys after this stage's
+    search, clipped to [planned, next_planned]. A stage never shrinks below its plan: a budget
+    that is too tight is overrun by about one stage rather than certifying on fewer runs than
+    its events were tuned for."""
+    if remaining <= 0:
+        return planned
+    this = search_this + seconds_per_run * planned
+    last = search_last + last_seconds_per_run * next_planned
+    if this + last <= remaining:
+        return None
+    if last_seconds_per_run <= 0:
+        return next_planned
+    affordable = (remaining - search_this) / last_seconds_per_run
+    if not math.isfinite(affordable):
+        return planned
+    return int(min(max(affordable, planned), next_planned))
+
+
+def search_rows(kept: dict, cap: int, sizes: tuple) -> tuple:
+    """(pairs, rows) to be learned at each of the next stages, for pairs whose search samples
+    hold `kept` runs per input and grow by each stage's size up to `cap`: a pair is learned
+    again (on both inputs' rows) at every stage that adds to its sample, and never after its
+    sample is complete (its models are kept)."""
+    out = []
+    kept = dict(kept)
+    for n in sizes:
+        pairs = rows = 0
+        for p, k in kept.items():
+            if k < cap:
+                kept[p] = min(cap, k + n)
+                pairs += 1
+                rows += 2 * kept[p]
+        out.append((pairs, rows))
+    return tuple(out)
+
+
+@dataclass
+class SearchTimes:
+    """Seconds the search stages took against the pairs and rows they learned, to project the
+    next ones. Per pair, a search costs a fixed part (models, thresholds) plus a part
+    proportional to its rows, so the projection extends the line through the last two stages'
+    (rows, seconds) per pair — never below the last stage's seconds per pair, never above its
+    seconds per row times the rows (a small stage's fixed part would inflate that)."""
+
+    history: list = field(default_factory=list)  # (pairs, rows, seconds) per search stage
+
+    def add(self, pairs: int, rows: int, seconds: float) -> None:
+        if pairs and rows:
+            self.history.append((pairs, rows, seconds))
+
+    def project(self, pairs: int, rows: int) -> float:
+        if not (pairs and rows and self.history):
+            return 0.0
+        p1, r1, t1 = self.history[-1]
+        proportional = t1 / r1 * rows
+        if len(self.history) < 2:
+            return proportional
+        p0, r0, t0 = self.history[-2]
+        x0, y0, x1, y1 = r0 / p0, t0 / p0, r1 / p1, t1 / p1
+        x = rows / pairs
+        if x1 <= x0 or y1 <= y0:
+            return proportional
+        per_pair = y1 + (y1 - y0) / (x1 - x0) * (x - x1)
+        return min(proportional, pairs * max(per_pair, y1))
+
+
+class TimeBudget:
+    """The clock of one measurement run with `audit(seconds=...)`: what the stages so far cost,
+    and the decisions taken from it (`last_size` before a stage, `fill_last` once the last
+    stage's events are known)."""
+
+    def __init__(self, seconds: float, started: float):
+        self.seconds = seconds
+        self.started = started      # time.perf_counter() at the audit's start
+        self.search = SearchTimes()
+        self.counting: CountingCost | None = None  # the latest stage's counting pass
+        self.ceiling: int | None = None  # the size the last stage may grow to, once decided
+
+    def remaining(self) -> float:
+        return self.seconds - (time.perf_counter() - self.started)
+
+    def last_size(self, planned: int, next_planned: int, search_now: tuple,
+                  search_next: tuple, last_pairs: int, last_events: int) -> int | None:
+        """None to run the coming stage as planned, else its size as the last stage
+        (`last_stage_size`); search_now/next: (pairs, rows) it and its successor would learn."""
+        if self.counting is None:
+            return None
+        size = last_stage_size(
+            self.remaining(), self.search.project(*search_now), self.search.project(*search_next),
+            self.counting.seconds_per_run(self.counting.pairs, self.counting.candidates),
+            self.counting.seconds_per_run(last_pairs, last_events), planned, next_planned)
+        if size is not None:
+            self.ceiling = next_planned
+        return size
+
+    def fill_last(self, size: int, pairs: int, events: int) -> int:
+        """The last stage's size once its search is done and its events are chosen: grown to
+        what the time left buys for the pairs and events it really counts (the decision
+        before the stage had to assume the most pairs its events could come from)."""
+        if self.counting is None or self.ceiling is None:
+            return size
+        rate = self.counting.seconds_per_run(pairs, events)
+        if not rate > 0:
+            return size
+        return int(min(max(self.remaining() / rate, size), self.ceiling))

@@ -1,0 +1,114 @@
+"""Time-budgeted measurement runs (`audit(seconds=...)`): the projection arithmetic of
+dpverify.budget, and the engine's wiring — checked on structure (which stage certifies, with
+what α and how many runs), never on how long a run took."""
+import math
+
+import pytest
+
+import dpverify
+from dpverify import InvalidClaimError
+import time
+
+from dpverify.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
+                             search_rows)
+from mechanisms_under_test.basic import make_laplace
+
+
+def test_a_stage_runs_as_planned_when_it_and_a_last_stage_fit():
+    # this stage: 1 s search + 1000 runs at 1 ms; last: 0 s search + 4000 runs at 1 ms → 6 s
+    assert last_stage_size(6.0, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) is None
+
+
+def test_otherwise_the_stage_becomes_the_last_with_what_the_time_left_buys():
+    # 5.5 s left is short of 6 s: a last stage now, after its 1 s search, buys 4500 runs,
+    # clipped to the next stage's 4000
+    assert last_stage_size(5.5, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) == 4000
+    # 3 s left buys 2000 runs at the last stage's rate
+    assert last_stage_size(3.0, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) == 2000
+    # a cheaper last stage (fewer pairs, no grids) buys more with the same time
+    assert last_stage_size(3.0, 1.0, 0.0, 1e-3, 0.5e-3, 1000, 4000) == 4000
+    # never fewer runs than planned, even out of time
+    assert last_stage_size(1.2, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) == 1000
+    assert last_stage_size(-1.0, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) == 1000
+
+
+def test_counting_cost_scales_drawing_with_pairs_and_evaluating_with_candidates():
+    # 2 pairs, 4 grids per output: 8 s for 1000 runs per input, chunks busy 3:1 drawing
+    cost = CountingCost(n=1000, pairs=2, candidates=4, wall=8.0, draw=12.0, evaluate=4.0)
+    assert cost.seconds_per_run(2, 4) == pytest.approx(8e-3)   # the same pass again
+    # one pair and two events: half the drawing (6 ms → 3 ms), half the evaluating (2 → 1)
+    assert cost.seconds_per_run(1, 2) == pytest.approx(4e-3)
+    assert CountingCost(1000, 1, 0, 2.0, 0.0, 0.0).seconds_per_run(1, 2) == pytest.approx(2e-3)
+
+
+def test_search_rows_stop_once_a_pair_reaches_its_cap():
+    # pair 0 reaches the cap of 100 at the first stage and is learned once more; pair 1
+    # reaches it at the second stage
+    assert search_rows({0: 90, 1: 10}, 100, (20, 80)) == ((2, 2 * 100 + 2 * 30), (1, 2 * 100))
+    assert search_rows({0: 100}, 100, (20, 80)) == ((0, 0), (0, 0))
+
+
+def test_search_time_is_projected_as_a_fixed_part_plus_a_part_per_row():
+    times = SearchTimes()
+    assert times.project(2, 1000) == 0.0  # nothing measured yet
+    times.add(1, 1000, 1.5)               # per pair: 1 s fixed + 0.5 ms per row
+    assert times.project(2, 4000) == pytest.approx(6.0)  # proportional from one stage
+    times.add(2, 8000, 2 * 3.0)
+    # the line through (1000, 1.5) and (4000, 3.0) per pair, at 16000 rows per pair
+    assert times.project(1, 16000) == pytest.approx(9.0)
+    # never above the last stage's seconds per row times the rows
+    assert times.project(1, 100) <= 3.0 / 4000 * 100 + 1e-12
+    assert times.project(0, 0) == 0.0
+
+
+def test_the_last_stage_grows_to_the_time_left_on_the_pairs_it_really_counts():
+    budget = TimeBudget(10.0, time.perf_counter())
+    assert budget.fill_last(1000, 1, 2) == 1000  # nothing measured, nothing decided
+    # the stage before counted 4 grids on 2 pairs: 1 ms per run per input, half drawing
+    budget.counting = CountingCost(1000, 2, 4, 1.0, 1.0, 1.0)
+    budget.ceiling = 100_000
+    # one pair and two events cost half as much: ~10 s / 0.5 ms
+    assert 19_900 <= budget.fill_last(1000, 1, 2) <= 20_000
+    budget.ceiling = 16_000
+    assert budget.fill_last(1000, 1, 2) == 16_000
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "soon"])
+def test_a_bad_budget_is_refused(bad):
+    with pytest.raises(InvalidClaimError, match="seconds"):
+        dpverify.audit(make_laplace(1.0), seconds=bad, stop_early=False, samples=1 << 12)
+
+
+def test_a_budget_needs_a_measurement_run():
+    with pytest.raises(InvalidClaimError, match="stop_early=False"):
+        dpverify.audit(make_laplace(1.0), seconds=10.0, samples=1 << 12)
+
+
+def test_the_stage_the_budget_makes_last_certifies_with_all_of_alpha(monkeypatch):
+    # Stand in for the clock: the projection says stage 3 must be the last, with 20000 runs.
+    decisions = []
+
+    def stop_at_stage_three(self, planned, next_planned, *projections):
+        decisions.append(planned)
+        return 20000 if planned == 1 << 14 else None
+
+    monkeypatch.setattr(TimeBudget, "last_size", stop_at_stage_three)
+    mech = make_laplace(1.0)
+    r = dpverify.audit(mech, seconds=60.0, stop_early=False, samples=1 << 20, n_jobs=1, seed=2)
+    assert decisions == [1 << 10, 1 << 12, 1 << 14]  # asked before each stage, none after
+    assert [s.samples_per_side for s in r.stages] == [1 << 10, 1 << 12, 20000]
+    assert [s.alpha for s in r.stages] == [0.0, 0.0, pytest.approx(1 - r.confidence)]
+    assert r.witness.stage == 3
+    # a sound bound on Laplace(1) with ε = 1 exactly, from ~20000 runs per input
+    assert 0.5 < r.epsilon_lower_bound <= 1.0
+
+
+def test_a_short_budget_ends_early_and_still_certifies_once():
+    # Whatever the machine's speed, a 1-second budget on a 2^26 cap ends well before the cap,
+    # and its last stage (only) spends all of α. (The sizes depend on the clock, so the bound
+    # is not checked here: whether it exceeds the true ε is a rate, for the calibration.)
+    r = dpverify.audit(make_laplace(1.0), seconds=1.0, stop_early=False, n_jobs=1, seed=0)
+    assert r.stages[-1].samples_per_side < 1 << 26
+    assert [s.alpha for s in r.stages[:-1]] == [0.0] * (len(r.stages) - 1)
+    assert r.stages[-1].alpha == pytest.approx(1 - r.confidence)
+    assert r.witness is not None and r.witness.stage == len(r.stages)
