@@ -9,7 +9,7 @@ What is measured
     confidence 0.9 — DP-Sniper's level, to compare like with like — as a measurement run
     (`stop_early=False`): the earlier stages only choose and tune events and the last stage
     certifies with all of α, as DP-Sniper's one final test does. Budget: a time budget per
-    mechanism (--seconds-per-mechanism, 25 s; `audit(seconds=...)`): the stages grow 4× while
+    mechanism (--seconds-per-mechanism, 30 s; `audit(seconds=...)`): the stages grow 4× while
     the next one and a last stage after it are projected to fit, and the last stage gets as
     many certifying runs per input as the time left buys, up to 2^26. The sizes depend on wall
     time only, never on a bound. Every row records the
@@ -110,7 +110,7 @@ def best_sound_published(name: str, truth: float) -> tuple[float | None, str]:
 
 
 MAX_BUDGET = 1 << 26     # ~6.7·10^7 per input, still several times fewer than DP-Sniper's
-SECONDS_PER_MECHANISM = 25.0
+SECONDS_PER_MECHANISM = 30.0
 
 
 def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, seed: int,
