@@ -20,6 +20,7 @@ is never seen here.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -750,6 +751,9 @@ class PairEvaluator:
         self.candidates = candidates
         self.probe_start = len(candidates) if probe_start is None else probe_start
         self.stride = stride
+        # seconds each chunk spent counting the tracked grids (after scoring), for time budgets;
+        # list.append is atomic across threads (a process backend's copies are not seen)
+        self.grid_seconds: list[float] = []
 
     def __call__(self, enc: Encoded) -> np.ndarray:
         """Counts of each event (0 for tracked candidates), then the counts at each threshold of
@@ -764,7 +768,11 @@ class PairEvaluator:
                            + [0] * len(probes))]
         counts += [c.grid_counts(enc, s) for c, s in zip(events, self._scores(events, enc))
                    if c.grid is not None]
-        counts += [c.grid_counts(sub, s) for c, s in zip(probes, self._scores(probes, sub))]
+        scores = self._scores(probes, sub)
+        started = time.perf_counter()
+        counts += [c.grid_counts(sub, s) for c, s in zip(probes, scores)]
+        if probes:
+            self.grid_seconds.append(time.perf_counter() - started)
         counts.append(np.array([len(sub) if probes else 0]))
         return np.concatenate(counts).astype(np.int64)
 

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class CountingCost:
     """How long a stage's counting pass took: `n` runs per input for `pairs` pairs (two inputs
-    each), `candidates` events or tracked grids evaluated on every output, `wall` seconds in
-    all, of which its chunks spent `draw` seconds drawing and encoding and `evaluate` seconds
-    evaluating (summed over parallel chunks, so only their proportion is used)."""
+    each), `candidates` events or tracked models scored on every output, `wall` seconds in all,
+    of which its chunks spent `draw` seconds drawing and encoding, `evaluate` seconds scoring
+    and counting, and, within that, `grid` seconds counting tracked grids (summed over parallel
+    chunks, so only their proportions are used)."""
 
     n: int
     pairs: int
@@ -34,16 +35,22 @@ class CountingCost:
     wall: float
     draw: float
     evaluate: float
+    grid: float = 0.0
 
-    def seconds_per_run(self, pairs: int, candidates: float) -> float:
-        """Projected wall seconds per run per input of a pass over `pairs` pairs evaluating
-        `candidates` events: drawing scales with the pairs, evaluating with the candidates."""
+    def seconds_per_run(self, pairs: int, candidates: float, grids: bool = True) -> float:
+        """Projected wall seconds per run per input of a pass over `pairs` pairs scoring
+        `candidates` events, with or without this pass's grids: drawing scales with the
+        pairs, scoring with the candidates (a last stage counts events, no grids)."""
         busy = self.draw + self.evaluate
-        share = self.evaluate / busy if busy > 0 else 0.0
+        if busy <= 0:
+            return self.wall / self.n
+        draw_share = self.draw / busy
+        grid_share = min(self.grid, self.evaluate) / busy
+        score_share = 1 - draw_share - grid_share
         per_run = self.wall / self.n
-        draw_part = (1 - share) * per_run * pairs / max(self.pairs, 1)
-        evaluate_part = share * per_run * candidates / max(self.candidates, 1)
-        return draw_part + evaluate_part
+        return per_run * (draw_share * pairs / max(self.pairs, 1)
+                          + score_share * candidates / max(self.candidates, 1e-12)
+                          + (grid_share if grids else 0.0))
 
 
 def last_stage_size(remaining: float, search_this: float, search_last: float,
@@ -142,7 +149,8 @@ class TimeBudget:
         size = last_stage_size(
             self.remaining(), self.search.project(*search_now), self.search.project(*search_next),
             self.counting.seconds_per_run(self.counting.pairs, self.counting.candidates),
-            self.counting.seconds_per_run(last_pairs, last_events), planned, next_planned)
+            self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
+            next_planned)
         if size is not None:
             self.ceiling = next_planned
         return size
@@ -153,7 +161,7 @@ class TimeBudget:
         before the stage had to assume the most pairs its events could come from)."""
         if self.counting is None or self.ceiling is None:
             return size
-        rate = self.counting.seconds_per_run(pairs, events)
+        rate = self.counting.seconds_per_run(pairs, events, grids=False)
         if not rate > 0:
             return size
         return int(min(max(self.remaining() / rate, size), self.ceiling))

@@ -316,7 +316,7 @@ def _certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRID
     given any sizes). The same pass counts the tracked candidates' threshold grids, which choose
     the next stage's thresholds. Returns pair → (events, probes), (pair, side) → count vector
     (events, then the probes' grids, then the probe sample size; see `PairEvaluator`) and
-    (pair, side) → runs."""
+    (pair, side) → runs, and the seconds its chunks spent counting grids (`budget`)."""
     by_pair: dict = {}
     for c in events:
         by_pair.setdefault(c.pair, ([], []))[0].append(c)
@@ -331,7 +331,8 @@ def _certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRID
     counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
     for task, c in zip(tasks, sampler.run(tasks, evaluators)):
         counts[task.pair, task.side] = counts[task.pair, task.side] + c
-    return by_pair, counts, runs
+    grid_seconds = sum(sum(e.grid_seconds) for e in evaluators.values())
+    return by_pair, counts, runs, grid_seconds
 
 
 def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
@@ -550,7 +551,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     n_j = sizes[-1] = budget.fill_last(n_j, len({c.pair for c in events}),
                                                        len(events))
                 # a stage that certifies nothing draws only what its probes need
-                by_pair, counts, stage_runs = _certifying_counts(
+                by_pair, counts, stage_runs, grid_seconds = _certifying_counts(
                     sampler, seed, events if certifies else [], probes, j, n_j,
                     # with no events to count, the tracked grids get every output (4× the
                     # tuning data for the thresholds the last stage certifies)
@@ -560,7 +561,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     budget.counting = CountingCost(
                         n_j, len(by_pair),
                         sum(len(ev) + len(pr) / stride for ev, pr in by_pair.values()),
-                        *sampler.last_seconds)
+                        *sampler.last_seconds, grid=grid_seconds)
                 stage_best = -math.inf
                 tracked = []
                 for p, (ev, pr) in by_pair.items():

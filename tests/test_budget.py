@@ -39,6 +39,11 @@ def test_counting_cost_scales_drawing_with_pairs_and_evaluating_with_candidates(
     # one pair and two events: half the drawing (6 ms → 3 ms), half the evaluating (2 → 1)
     assert cost.seconds_per_run(1, 2) == pytest.approx(4e-3)
     assert CountingCost(1000, 1, 0, 2.0, 0.0, 0.0).seconds_per_run(1, 2) == pytest.approx(2e-3)
+    # of 4 s evaluating, 3 s went on counting grids: a last stage (events, no grids) on the
+    # same pairs and as many candidates costs the drawing and the scoring only (6 + 0.5 ms)
+    with_grids = CountingCost(1000, 2, 4, 8.0, 12.0, 4.0, grid=3.0)
+    assert with_grids.seconds_per_run(2, 4) == pytest.approx(8e-3)
+    assert with_grids.seconds_per_run(2, 4, grids=False) == pytest.approx(6.5e-3)
 
 
 def test_search_rows_stop_once_a_pair_reaches_its_cap():
