@@ -249,18 +249,20 @@ def _same_events_merged(events: list[Candidate], data: dict) -> list[Candidate]:
     return out
 
 
-def _concentrate(events: list[Candidate], n: int, delta: float, level: float) -> list[Candidate]:
+def _concentrate(events: list[Candidate], n: int, delta: float,
+                 level_alone: float) -> list[Candidate]:
     """A measurement run's certifying stage: all of α on its best re-tuned event when the others
-    are not worth their share. With k events each bound gets α/k; alone, the best event's
-    threshold is re-chosen for all of α and its expected bound rises by `gain`. The others are
-    kept only if one of them is expected within `gain` of it — in particular whenever a freshly
-    searched event is expected to do better (the hedge of `_hedged`: a search's best tail
-    threshold is often luck, so a re-tuned event is never dropped for it, nor it for one)."""
+    are not worth their share. The events were planned for a share of α each; alone, the best
+    event's threshold is re-chosen for all of it (`level_alone`: the per-bound level of one
+    event with all of α) and its expected bound rises by `gain`. The others are kept only if
+    one of them is expected within `gain` of it — in particular whenever a freshly searched
+    event is expected to do better (the hedge of `_hedged`: a search's best tail threshold is
+    often luck, so a re-tuned event is never dropped for it, nor it for one)."""
     best = events[0] if events else None
     if best is None or best.tuning is None or any(
             c.expected_epsilon > best.expected_epsilon for c in events[1:]):
         return events
-    alone = retune(best, *best.tuning, n, delta, level * len(events))
+    alone = retune(best, *best.tuning, n, delta, level_alone)
     gain = alone.expected_epsilon - best.expected_epsilon
     if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - gain:
         return events
@@ -533,7 +535,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                and carried else pool[:K])]
                 if final_measurement:
                     events = _concentrate(_same_events_merged(_distinct(events), data), n_j,
-                                          dlt, level)
+                                          dlt, alpha_j / 2)
                 # the stage's α is split over the events it really certifies (union bound)
                 cert_level = alpha_j / (2 * len(events)) if certifies and events else level
                 if curves:

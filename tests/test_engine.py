@@ -162,16 +162,19 @@ def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_
     def searched(expected):
         return Candidate(1, 0, Coordinate(1), 1, 0.0, expected, (7, 10, 1, 10))
 
-    alone = _concentrate([tuned, searched(tuned.expected_epsilon - 0.05)], n, 0.0, level)
+    alone = _concentrate([tuned, searched(tuned.expected_epsilon - 0.05)], n, 0.0, 2 * level)
     assert len(alone) == 1 and alone[0].tuning is not None
     assert alone[0].expected_epsilon > tuned.expected_epsilon  # re-chosen for all of α
     gain = alone[0].expected_epsilon - tuned.expected_epsilon
     close = searched(tuned.expected_epsilon - gain / 2)
-    assert _concentrate([tuned, close], n, 0.0, level) == [tuned, close]
+    assert _concentrate([tuned, close], n, 0.0, 2 * level) == [tuned, close]
     better = searched(tuned.expected_epsilon + 0.05)
-    assert _concentrate([tuned, better], n, 0.0, level) == [tuned, better]
+    assert _concentrate([tuned, better], n, 0.0, 2 * level) == [tuned, better]
     # a lone searched event has no tuning counts to re-choose its threshold on: left as it is
-    assert _concentrate([better], n, 0.0, level) == [better]
+    assert _concentrate([better], n, 0.0, 2 * level) == [better]
+    # a lone re-tuned event (its twin merged away) gets its threshold re-chosen for all of α
+    lone = _concentrate([tuned], n, 0.0, 2 * level)
+    assert len(lone) == 1 and lone[0].expected_epsilon > tuned.expected_epsilon
 
 
 def test_events_selecting_the_same_search_outputs_are_certified_once():
