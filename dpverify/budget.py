@@ -100,8 +100,9 @@ class SearchTimes:
     """Seconds the search stages took against the pairs and rows they learned, to project the
     next ones. Per pair, a search costs a fixed part (models, thresholds) plus a part
     proportional to its rows, so the projection extends the line through the last two stages'
-    (rows, seconds) per pair — never below the last stage's seconds per pair, never above its
-    seconds per row times the rows (a small stage's fixed part would inflate that)."""
+    (rows, seconds) per pair — never below the last stage's seconds per pair, and never above
+    the lowest seconds per row any stage had, times the rows (a small stage's fixed part, or
+    one stage slowed by a busy machine, would inflate that)."""
 
     history: list = field(default_factory=list)  # (pairs, rows, seconds) per search stage
 
@@ -113,7 +114,7 @@ class SearchTimes:
         if not (pairs and rows and self.history):
             return 0.0
         p1, r1, t1 = self.history[-1]
-        proportional = t1 / r1 * rows
+        proportional = min(t / r for _, r, t in self.history) * rows
         if len(self.history) < 2:
             return proportional
         p0, r0, t0 = self.history[-2]
@@ -123,6 +124,9 @@ class SearchTimes:
             return proportional
         per_pair = y1 + (y1 - y0) / (x1 - x0) * (x - x1)
         return min(proportional, pairs * max(per_pair, y1))
+
+
+EARLY = 0.25  # the share of the budget before which only a stage that cannot fit ends the run
 
 
 class TimeBudget:
@@ -145,6 +149,14 @@ class TimeBudget:
         """None to run the coming stage as planned, else its size as the last stage
         (`last_stage_size`); search_now/next: (pairs, rows) it and its successor would learn."""
         if self.counting is None:
+            return None
+        if self.seconds - self.remaining() < self.seconds * EARLY and (
+                self.search.project(*search_now)
+                + self.counting.seconds_per_run(self.counting.pairs, self.counting.candidates)
+                * planned <= self.remaining()):
+            # projections from the first, smallest stages are the least reliable (fixed costs,
+            # a moment of a busy machine): before a quarter of the budget is spent, a stage
+            # that fits runs as planned
             return None
         size = last_stage_size(
             self.remaining(), self.search.project(*search_now), self.search.project(*search_next),

@@ -249,22 +249,36 @@ def _same_events_merged(events: list[Candidate], data: dict) -> list[Candidate]:
     return out
 
 
+CONCENTRATE_Z = 2.0  # the lead a re-tuned event needs, in standard errors of its tuning estimate
+
+
+def _tuning_standard_error(cand: Candidate) -> float:
+    """sqrt(1/k_p + 1/k_q): the standard error of the log-ratio estimate at the candidate's
+    threshold on its tuning counts (inf where one count is 0)."""
+    thresholds, k_p, k_q = cand.tuning[:3]
+    i = int(np.argmin(np.abs(np.asarray(thresholds) - cand.threshold)))
+    return math.sqrt(1 / k_p[i] + 1 / k_q[i]) if k_p[i] > 0 and k_q[i] > 0 else math.inf
+
+
 def _concentrate(events: list[Candidate], n: int, delta: float,
                  level_alone: float) -> list[Candidate]:
     """A measurement run's certifying stage: all of α on its best re-tuned event when the others
-    are not worth their share. The events were planned for a share of α each; alone, the best
-    event's threshold is re-chosen for all of it (`level_alone`: the per-bound level of one
-    event with all of α) and its expected bound rises by `gain`. The others are kept only if
-    one of them is expected within `gain` of it — in particular whenever a freshly searched
-    event is expected to do better (the hedge of `_hedged`: a search's best tail threshold is
-    often luck, so a re-tuned event is never dropped for it, nor it for one)."""
+    are clearly not worth their share. The events were planned for a share of α each; alone,
+    the best event's threshold is re-chosen for all of it (`level_alone`: the per-bound level of
+    one event with all of α) and its expected bound rises by `gain`. The others are dropped only
+    if every one is expected below it by more than `gain` and by more than CONCENTRATE_Z
+    standard errors of its tuning estimate: the best of a threshold grid is itself a winner's
+    curse pick (a deep tail threshold of Laplace resting on a few thousand hits can promise
+    more than the true ε), and then the hedge of `_hedged` — the best freshly searched event
+    beside it — is what saves the bound."""
     best = events[0] if events else None
     if best is None or best.tuning is None or any(
             c.expected_epsilon > best.expected_epsilon for c in events[1:]):
         return events
     alone = retune(best, *best.tuning, n, delta, level_alone)
-    gain = alone.expected_epsilon - best.expected_epsilon
-    if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - gain:
+    lead = max(alone.expected_epsilon - best.expected_epsilon,
+               CONCENTRATE_Z * _tuning_standard_error(best))
+    if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - lead:
         return events
     return [alone]
 

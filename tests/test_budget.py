@@ -61,9 +61,13 @@ def test_search_time_is_projected_as_a_fixed_part_plus_a_part_per_row():
     times.add(2, 8000, 2 * 3.0)
     # the line through (1000, 1.5) and (4000, 3.0) per pair, at 16000 rows per pair
     assert times.project(1, 16000) == pytest.approx(9.0)
-    # never above the last stage's seconds per row times the rows
+    # never above the lowest seconds per row of any stage times the rows
     assert times.project(1, 100) <= 3.0 / 4000 * 100 + 1e-12
     assert times.project(0, 0) == 0.0
+    # one stage slowed down (a busy machine) does not inflate the projection beyond the rate
+    # the stages before it showed
+    times.add(1, 4000, 30.0)
+    assert times.project(1, 16000) <= 3.0 / 4000 * 16000 + 1e-12
 
 
 def test_the_last_stage_grows_to_the_time_left_on_the_pairs_it_really_counts():
@@ -117,3 +121,15 @@ def test_a_short_budget_ends_early_and_still_certifies_once():
     assert [s.alpha for s in r.stages[:-1]] == [0.0] * (len(r.stages) - 1)
     assert r.stages[-1].alpha == pytest.approx(1 - r.confidence)
     assert r.witness is not None and r.witness.stage == len(r.stages)
+
+
+def test_early_in_the_budget_a_stage_that_fits_runs_as_planned():
+    # A first stage that took 2 s for 1000 runs projects 4000 runs at 8 s and 16000 at 32 s:
+    # more than the 30 s left. Early in the budget (a quarter not yet spent) that projection
+    # rests on the smallest stage and does not end the run; later it does.
+    budget = TimeBudget(40.0, time.perf_counter())
+    budget.counting = CountingCost(1000, 1, 2, 2.0, 1.0, 1.0)
+    assert budget.last_size(4000, 16000, (0, 0), (0, 0), 1, 2) is None
+    budget.started -= 20.0   # half the budget spent: the same projection now ends the run,
+    # with what the 20 s left buy at 2 ms a run
+    assert 9_990 <= budget.last_size(4000, 16000, (0, 0), (0, 0), 1, 2) <= 10_000

@@ -3,6 +3,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 import dpverify
 from dpverify.pairs import all_differ, one_differ
@@ -148,13 +149,14 @@ def test_measurement_runs_certify_the_best_tuned_and_the_best_searched_event():
 
 def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_rest_lag():
     """One event with all of α beats two with half each, unless the runner-up is expected
-    within what the best would gain alone — and a searched event expected above the best tuned
-    one always keeps the hedge (its tail threshold may be luck)."""
+    within what the best would gain alone or within two standard errors of the best's tuning
+    estimate (the best of a grid is a winner's-curse pick) — and a searched event expected
+    above the best tuned one always keeps the hedge (its tail threshold may be luck)."""
     from dpverify.attacks import Candidate, Coordinate, retune
-    from dpverify.engine import _concentrate
+    from dpverify.engine import _concentrate, _tuning_standard_error
 
-    grid = (np.array([0.0, 1.0, 2.0]), np.array([60_000, 20_000, 3_000]),
-            np.array([50_000, 15_000, 2_000]), 1_000_000, 1_000_000)
+    grid = (np.array([0.0, 1.0, 2.0]), np.array([600_000, 200_000, 30_000]),
+            np.array([500_000, 150_000, 20_000]), 10_000_000, 10_000_000)
     n, level = 1_000_000, 0.025
     tuned = retune(Candidate(0, 0, Coordinate(0), 1, 0.0, 0.0, (1, 2, 1, 2)), *grid, n, 0.0,
                    level)
@@ -168,6 +170,10 @@ def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_
     gain = alone[0].expected_epsilon - tuned.expected_epsilon
     close = searched(tuned.expected_epsilon - gain / 2)
     assert _concentrate([tuned, close], n, 0.0, 2 * level) == [tuned, close]
+    se = _tuning_standard_error(tuned)
+    assert se == pytest.approx(math.sqrt(1 / 30_000 + 1 / 20_000))  # at its threshold, 2.0
+    noisy = searched(tuned.expected_epsilon - 1.5 * se)
+    assert 1.5 * se > gain and _concentrate([tuned, noisy], n, 0.0, 2 * level) == [tuned, noisy]
     better = searched(tuned.expected_epsilon + 0.05)
     assert _concentrate([tuned, better], n, 0.0, 2 * level) == [tuned, better]
     # a lone searched event has no tuning counts to re-choose its threshold on: left as it is
