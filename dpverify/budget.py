@@ -37,18 +37,22 @@ class CountingCost:
     evaluate: float
     grid: float = 0.0
 
+    @property
+    def per_run(self) -> float:
+        """Wall seconds per run per input of this pass: what another pass like it costs."""
+        return self.wall / self.n
+
     def seconds_per_run(self, pairs: int, candidates: float, grids: bool = True) -> float:
         """Projected wall seconds per run per input of a pass over `pairs` pairs scoring
         `candidates` events, with or without this pass's grids: drawing scales with the
         pairs, scoring with the candidates (a last stage counts events, no grids)."""
         busy = self.draw + self.evaluate
         if busy <= 0:
-            return self.wall / self.n
+            return self.per_run
         draw_share = self.draw / busy
         grid_share = min(self.grid, self.evaluate) / busy
         score_share = 1 - draw_share - grid_share
-        per_run = self.wall / self.n
-        return per_run * (draw_share * pairs / max(self.pairs, 1)
+        return self.per_run * (draw_share * pairs / max(self.pairs, 1)
                           + score_share * candidates / max(self.candidates, 1e-12)
                           + (grid_share if grids else 0.0))
 
@@ -150,17 +154,16 @@ class TimeBudget:
         (`last_stage_size`); search_now/next: (pairs, rows) it and its successor would learn."""
         if self.counting is None:
             return None
-        if self.seconds - self.remaining() < self.seconds * EARLY and (
-                self.search.project(*search_now)
-                + self.counting.seconds_per_run(self.counting.pairs, self.counting.candidates)
-                * planned <= self.remaining()):
+        remaining = self.remaining()
+        search_this = self.search.project(*search_now)
+        if (self.seconds - remaining < self.seconds * EARLY
+                and search_this + self.counting.per_run * planned <= remaining):
             # projections from the first, smallest stages are the least reliable (fixed costs,
             # a moment of a busy machine): before a quarter of the budget is spent, a stage
             # that fits runs as planned
             return None
         size = last_stage_size(
-            self.remaining(), self.search.project(*search_now), self.search.project(*search_next),
-            self.counting.seconds_per_run(self.counting.pairs, self.counting.candidates),
+            remaining, search_this, self.search.project(*search_next), self.counting.per_run,
             self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
             next_planned)
         if size is not None:

@@ -283,6 +283,13 @@ def _concentrate(events: list[Candidate], n: int, delta: float,
     return [alone]
 
 
+def _last_stage_pairs(tracked: list[Candidate], searching: list[int], K: int,
+                      n_pairs: int) -> int:
+    """The most pairs a last stage's K events can come from, for a time budget's projection:
+    the tracked candidates' pairs and, while search runs, any active pair."""
+    return min(K, len({c.pair for c in tracked} | set(searching))) or min(K, n_pairs)
+
+
 def _precise_enough(best: Candidate) -> bool:
     """Stop searching when the best event is informative (expected bound > 0) and its log-ratio
     is known to ±SEARCH_PRECISION and to a tenth of its size (one standard error,
@@ -495,10 +502,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                         *(((0, 0), (0, 0)) if frozen else search_rows(
                             {p: kept[p] for p in active}, _search_cap(search, active),
                             (sizes[j - 1], sizes[j]))),
-                        # the last stage's K events come from the tracked candidates' pairs
-                        # and, while search runs, from any active pair
-                        min(K, len({c.pair for c in tracked} | set([] if frozen else active)))
-                        or min(K, len(pair_list)), K)
+                        _last_stage_pairs(tracked, [] if frozen else active, K,
+                                          len(pair_list)), K)
                     if last is not None:  # this stage becomes the last one, and certifies
                         sizes = sizes[:j - 1] + [last]
                         alphas = final_stage_alphas(1.0 - confidence, len(sizes))
@@ -566,14 +571,13 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     # its events known, the last stage takes the time left on their pairs
                     n_j = sizes[-1] = budget.fill_last(n_j, len({c.pair for c in events}),
                                                        len(events))
-                # a stage that certifies nothing draws only what its probes need
+                # a stage that certifies nothing draws only what its probes need; with no events
+                # to count, the tracked grids get every output (4× the tuning data for the
+                # thresholds the last stage certifies)
+                stride = PROBE_STRIDE if certifies else 1
                 by_pair, counts, stage_runs, grid_seconds = _certifying_counts(
-                    sampler, seed, events if certifies else [], probes, j, n_j,
-                    # with no events to count, the tracked grids get every output (4× the
-                    # tuning data for the thresholds the last stage certifies)
-                    stride=PROBE_STRIDE if certifies else 1)
+                    sampler, seed, events if certifies else [], probes, j, n_j, stride=stride)
                 if budget is not None:
-                    stride = PROBE_STRIDE if certifies else 1
                     budget.counting = CountingCost(
                         n_j, len(by_pair),
                         sum(len(ev) + len(pr) / stride for ev, pr in by_pair.values()),

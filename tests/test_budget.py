@@ -2,13 +2,13 @@
 dpverify.budget, and the engine's wiring — checked on structure (which stage certifies, with
 what α and how many runs), never on how long a run took."""
 import math
+import time
 
 import pytest
+from scipy.stats import binom
 
 import dpverify
 from dpverify import InvalidClaimError
-import time
-
 from dpverify.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
                              search_rows)
 from mechanisms_under_test.basic import make_laplace
@@ -133,3 +133,19 @@ def test_early_in_the_budget_a_stage_that_fits_runs_as_planned():
     budget.started -= 20.0   # half the budget spent: the same projection now ends the run,
     # with what the 20 s left buy at 2 ms a run
     assert 9_990 <= budget.last_size(4000, 16000, (0, 0), (0, 0), 1, 2) <= 10_000
+
+
+def test_runs_whose_last_stage_the_budget_decides_keep_the_false_alarm_rate(monkeypatch):
+    """A budget moves the certifying stage and its size, never the α it spends. With a stand-in
+    clock that ends every run at stage 3 with 6000 runs per input, 200 seeds of Laplace claimed
+    at exactly its true ε = 1 may raise a false alarm with probability ≤ 0.05 each: the count
+    stays within Binomial(200, 0.05)'s 99th percentile (a correct engine fails < 1% of the
+    time)."""
+    monkeypatch.setattr(TimeBudget, "last_size",
+                        lambda self, planned, *rest: 6000 if planned == 1 << 14 else None)
+    mech = make_laplace(1.0)
+    results = [dpverify.audit(mech, seconds=60.0, stop_early=False, samples=1 << 20, n_jobs=1,
+                              seed=s) for s in range(200)]
+    assert all(r.stages[-1].samples_per_side == 6000 for r in results)
+    alarms = sum(r.verdict == "violation" for r in results)
+    assert alarms <= binom.ppf(0.99, 200, 0.05)
