@@ -324,8 +324,8 @@ def _whitening(x: np.ndarray) -> np.ndarray | None:
 
 
 def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
-    """Coordinate-sum scores for multivariate outputs: weighted and voting two-bin versions on
-    the raw (or, if correlated, decorrelated) coordinates."""
+    """Coordinate-sum scores for multivariate outputs: weighted, voting and shrunk-weight
+    two-bin versions on the raw (or, if correlated, decorrelated) coordinates."""
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
     if d < 2:
         return []
@@ -343,17 +343,61 @@ def learn_coordinate_sums(a: Encoded, b: Encoded) -> list[CoordinateSum]:
     # `BinnedLikelihoodRatio`'s job
     prefix = "decorrelated " if transform is not None else ""
     tables = [_coordinate_table(xa[:, j], xb[:, j], pooled[:, j]) for j in range(d)]
-    edges = [e for e, _ in tables]
-    ratios = [r for _, r in tables]
-    return [CoordinateSum(mean, transform, edges, ratios, prefix + "2-bin likelihood-ratio sum"),
-            # the same bins, voting: only the sign of each coordinate's log-ratio counts
-            CoordinateSum(mean, transform, edges, [np.sign(r) for r in ratios], prefix + "vote")]
+    edges = [t[0] for t in tables]
+    ratios = [t[1] for t in tables]
+    models = [CoordinateSum(mean, transform, edges, ratios, prefix + "2-bin likelihood-ratio sum"),
+              # the same bins, voting: only the sign of each coordinate's log-ratio counts
+              CoordinateSum(mean, transform, edges, [np.sign(r) for r in ratios], prefix + "vote")]
+    present = np.array([not np.isnan(e[0]) for e in edges])
+    shrunk = shrink_split_contrasts(ratios, np.array([t[2] for t in tables]), present)
+    if shrunk is not None:
+        models.append(CoordinateSum(mean, transform, edges, shrunk,
+                                    prefix + "shrunk 2-bin likelihood-ratio sum"))
+    return models
+
+
+def shrink_to_common_effect(estimates: np.ndarray, variances: np.ndarray) -> np.ndarray | None:
+    """Empirical-Bayes shrinkage of d ≥ 4 noisy estimates θ_j (sampling variances v_j) towards
+    their common mean, under the random-effects model θ_j ~ N(μ, τ² + v_j) (DerSimonian &
+    Laird, Control. Clin. Trials 7, 1986; the James–Stein idea with unequal variances):
+    τ̂² = max(0, (Q − (d − 1)) / (Σw − Σw²/Σw)) with w = 1/v and Q = Σ w_j (θ_j − θ̄_w)²; then
+    θ̂_j = μ̂ + τ̂²/(τ̂² + v_j)·(θ_j − μ̂), μ̂ the mean weighted by 1/(τ̂² + v_j). When the spread
+    of the estimates is no more than their noise, they are pulled to the common mean; when it is
+    much larger, they stay almost as they are. None for fewer than 4 estimates."""
+    d = len(estimates)
+    if d < 4:
+        return None
+    w = 1.0 / variances
+    centre = np.sum(w * estimates) / w.sum()
+    q = float(np.sum(w * (estimates - centre) ** 2))
+    tau2 = max(0.0, (q - (d - 1)) / (w.sum() - np.sum(w ** 2) / w.sum()))
+    mu = np.sum(estimates / (tau2 + variances)) / np.sum(1.0 / (tau2 + variances))
+    return mu + tau2 / (tau2 + variances) * (estimates - mu)
+
+
+def shrink_split_contrasts(ratios: list, variances: np.ndarray, present: np.ndarray) -> list | None:
+    """Per-coordinate cell log-ratios with each coordinate's contrast "at or above its split
+    minus below it" shrunk across the coordinates that were ever present
+    (`shrink_to_common_effect`); absent cells keep their learned contrast. Only contrasts
+    matter: a constant per coordinate does not change how a coordinate sum orders outputs.
+    Many weak coordinates of about the same effect (e.g. 20 queries each with ε = 0.005) are
+    learned from the search sample with noise as large as their effect; the shrunk weights are
+    then nearly equal, as the true ones are. None when fewer than 4 coordinates were present."""
+    r = np.array([np.asarray(r_j, dtype=float) for r_j in ratios])  # (d, 3)
+    contrast = r[:, 1] - r[:, 0]
+    shrunk = shrink_to_common_effect(contrast[present], np.asarray(variances)[present])
+    if shrunk is None:
+        return None
+    contrast = contrast.copy()
+    contrast[present] = shrunk
+    return [np.array([0.0, c, absent - below]) for c, (below, _, absent) in zip(contrast, r)]
 
 
 def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray):
     """One coordinate's median split (NaN when the coordinate is always absent, so that nothing
-    is above it) and the smoothed log-ratio of its cells: below, at or above the median, and
-    "absent" (NaN); cells seen in neither sample get 0."""
+    is above it), the smoothed log-ratio of its cells: below, at or above the median, and
+    "absent" (NaN), with 0 for cells seen in neither sample, and the sampling variance of the
+    contrast "above minus below" (delta method: 1/c over the four counts involved, each + ½)."""
     present = pooled[~np.isnan(pooled)]
     edges = np.array([np.median(present) if present.size else np.nan])
     k = 3
@@ -363,7 +407,8 @@ def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray):
 
     ca, cb = cells(xa), cells(xb)
     ratio = _log_ratio(ca, len(xa), cb, len(xb), k)
-    return edges, np.where(ca + cb > 0, ratio, 0.0)
+    variance = float(np.sum(1.0 / (ca[:2] + SMOOTHING)) + np.sum(1.0 / (cb[:2] + SMOOTHING)))
+    return edges, np.where(ca + cb > 0, ratio, 0.0), variance
 
 
 FLOAT_COORDINATES = 4
