@@ -38,6 +38,9 @@ MAX_SKELETONS = 32
 # the favoured input.
 TUNING_SHRINK_Z = 1.5
 SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors before planning
+# ...but only this many when ranking pairs (`Candidate.potential`): a pair whose best event is
+# rare would otherwise lose to pairs with frequent, weaker events long before its rate is known
+PROMISE_SHRINK_Z = 1.0
 TUNING_MIN_HITS = 100
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
 
@@ -734,10 +737,8 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
                                                         (kb, m_b, ka, m_a)]):
             expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
                                                         SEARCH_SHRINK_Z)
-            potential = float(np.max(
-                expected if n_final == n_certify  # the same numbers: skip the second pass
-                else expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
-                                               SEARCH_SHRINK_Z)[0]))
+            potential = float(np.max(expected_bound_and_method(
+                kp, mp, kq, mq, n_final, delta, level, PROMISE_SHRINK_Z)[0]))
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
