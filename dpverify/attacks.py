@@ -737,8 +737,7 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
                                                         (kb, m_b, ka, m_a)]):
             expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
                                                         SEARCH_SHRINK_Z)
-            potential = float(np.max(expected_bound_and_method(
-                kp, mp, kq, mq, n_final, delta, level, PROMISE_SHRINK_Z)[0]))
+            potential = _potential(kp, mp, kq, mq, n_final, delta, level)
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
@@ -751,6 +750,21 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
         if best[direction] is not None:
             out.append(best[direction])
     return out
+
+
+def _potential(kp, mp, kq, mq, n_final, delta, level) -> float:
+    """What a score promises at the final size, to rank pairs: the best expected bound over
+    its thresholds, shrunk by SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where
+    at least TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail
+    threshold shrunk by one standard error still promises nearly anything)."""
+    cautious = expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
+                                         SEARCH_SHRINK_Z)[0]
+    enough = np.asarray(kp) >= TUNING_MIN_HITS
+    if not enough.any():
+        return float(np.max(cautious))
+    hopeful = expected_bound_and_method(kp[enough], mp, kq[enough], mq, n_final, delta, level,
+                                        PROMISE_SHRINK_Z)[0]
+    return float(max(np.max(cautious), np.max(hopeful)))
 
 
 def learn_pair(search_a: Encoded, search_b: Encoded,

@@ -46,3 +46,15 @@ def test_pair_ranking_prefers_a_rare_strong_event_to_a_frequent_weak_one():
     frequent = max(c.potential for c in best_events(_two_valued(0.13, 0.05, m), 1, n, 0.0,
                                                     level, n_final))
     assert rare > frequent
+
+
+def test_pair_ranking_is_not_taken_in_by_a_far_tail_with_a_few_hits():
+    """A threshold with 5 hits under one input and none under the other promises nearly any
+    bound once shrunk by only one standard error; it must not outrank a solid event (13% of
+    runs at log-ratio 0.05)."""
+    from dpverify.attacks import _potential
+    m, n_final, level = 87_296, 1 << 26, 0.05 / 4
+    tail = _potential(np.array([5]), m, np.array([0]), m, n_final, 0.0, level)
+    solid = _potential(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level)
+    assert solid > 0.03
+    assert tail < solid
