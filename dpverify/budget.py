@@ -149,9 +149,13 @@ class TimeBudget:
         return self.seconds - (time.perf_counter() - self.started)
 
     def last_size(self, planned: int, next_planned: int, search_now: tuple,
-                  search_next: tuple, last_pairs: int, last_events: int) -> int | None:
+                  search_next: tuple, last_pairs: int, last_events: int,
+                  cap: int | None = None) -> int | None:
         """None to run the coming stage as planned, else its size as the last stage
-        (`last_stage_size`); search_now/next: (pairs, rows) it and its successor would learn."""
+        (`last_stage_size`); search_now/next: (pairs, rows) it and its successor would learn.
+        Once a stage is made the last, `fill_last` may grow it up to `cap` (the run's sample
+        cap; default `next_planned`): the decision rests on projections from one moment of a
+        possibly busy machine, the growth on the time really left once the events are known."""
         if self.counting is None:
             return None
         remaining = self.remaining()
@@ -167,7 +171,7 @@ class TimeBudget:
             self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
             next_planned)
         if size is not None:
-            self.ceiling = next_planned
+            self.ceiling = max(next_planned, cap or 0)
         return size
 
     def fill_last(self, size: int, pairs: int, events: int) -> int:

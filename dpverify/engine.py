@@ -503,7 +503,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             {p: kept[p] for p in active}, _search_cap(search, active),
                             (sizes[j - 1], sizes[j]))),
                         _last_stage_pairs(tracked, [] if frozen else active, K,
-                                          len(pair_list)), K)
+                                          len(pair_list)), K, cap=sizes[-1])
                     if last is not None:  # this stage becomes the last one, and certifies
                         sizes = sizes[:j - 1] + [last]
                         alphas = final_stage_alphas(1.0 - confidence, len(sizes))

@@ -97,7 +97,7 @@ def test_the_stage_the_budget_makes_last_certifies_with_all_of_alpha(monkeypatch
     # Stand in for the clock: the projection says stage 3 must be the last, with 20000 runs.
     decisions = []
 
-    def stop_at_stage_three(self, planned, next_planned, *projections):
+    def stop_at_stage_three(self, planned, next_planned, *projections, **options):
         decisions.append(planned)
         return 20000 if planned == 1 << 14 else None
 
@@ -135,6 +135,22 @@ def test_early_in_the_budget_a_stage_that_fits_runs_as_planned():
     assert 9_990 <= budget.last_size(4000, 16000, (0, 0), (0, 0), 1, 2) <= 10_000
 
 
+def test_a_stage_made_last_on_a_slow_moment_may_still_grow_to_the_cap():
+    # The projection (2 ms a run, from a slow moment) ends the run before a 4000-run stage
+    # with 20 s left. Once the events are known the counting is measured at 0.5 ms a run for
+    # the one pair: the last stage grows to what the 20 s buy, past the next stage's 16000,
+    # up to the run's cap, and never beyond it.
+    budget = TimeBudget(40.0, time.perf_counter() - 20.0)
+    budget.counting = CountingCost(1000, 1, 2, 2.0, 1.0, 1.0)
+    assert budget.last_size(4000, 16000, (0, 0), (0, 0), 1, 2, cap=1 << 20) is not None
+    budget.counting = CountingCost(1000, 1, 2, 0.5, 0.25, 0.25)
+    assert 39_000 <= budget.fill_last(4000, 1, 2) <= 40_000
+    budget.counting = CountingCost(1000, 1, 2, 2.0, 1.0, 1.0)
+    assert budget.last_size(4000, 16000, (0, 0), (0, 0), 1, 2, cap=30_000) is not None
+    budget.counting = CountingCost(1000, 1, 2, 0.5, 0.25, 0.25)
+    assert budget.fill_last(4000, 1, 2) == 30_000
+
+
 def test_runs_whose_last_stage_the_budget_decides_keep_the_false_alarm_rate(monkeypatch):
     """A budget moves the certifying stage and its size, never the α it spends. With a stand-in
     clock that ends every run at stage 3 with 6000 runs per input, 200 seeds of Laplace claimed
@@ -142,7 +158,8 @@ def test_runs_whose_last_stage_the_budget_decides_keep_the_false_alarm_rate(monk
     stays within Binomial(200, 0.05)'s 99th percentile (a correct engine fails < 1% of the
     time)."""
     monkeypatch.setattr(TimeBudget, "last_size",
-                        lambda self, planned, *rest: 6000 if planned == 1 << 14 else None)
+                        lambda self, planned, *rest, **options: (6000 if planned == 1 << 14
+                                                                     else None))
     mech = make_laplace(1.0)
     results = [dpverify.audit(mech, seconds=60.0, stop_early=False, samples=1 << 20, n_jobs=1,
                               seed=s) for s in range(200)]
