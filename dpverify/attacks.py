@@ -737,7 +737,8 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
                                                         (kb, m_b, ka, m_a)]):
             expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
                                                         SEARCH_SHRINK_Z)
-            potential = _potential(kp, mp, kq, mq, n_final, delta, level)
+            potential = _potential(kp, mp, kq, mq, n_final, delta, level,
+                                   cautious=expected if n_final == n_certify else None)
             i = int(np.argmax(expected))
             if best[direction] is None or expected[i] > best[direction].expected_epsilon:
                 best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
@@ -752,13 +753,15 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
     return out
 
 
-def _potential(kp, mp, kq, mq, n_final, delta, level) -> float:
+def _potential(kp, mp, kq, mq, n_final, delta, level, cautious=None) -> float:
     """What a score promises at the final size, to rank pairs: the best expected bound over
     its thresholds, shrunk by SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where
     at least TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail
-    threshold shrunk by one standard error still promises nearly anything)."""
-    cautious = expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
-                                         SEARCH_SHRINK_Z)[0]
+    threshold shrunk by one standard error still promises nearly anything). `cautious`: the
+    SEARCH_SHRINK_Z figures at n_final when the caller already has them."""
+    if cautious is None:
+        cautious = expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
+                                             SEARCH_SHRINK_Z)[0]
     enough = np.asarray(kp) >= TUNING_MIN_HITS
     if not enough.any():
         return float(np.max(cautious))

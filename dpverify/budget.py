@@ -6,8 +6,8 @@ fix its last stage in advance: before each stage it projects, from the stages al
 (`SearchTimes`, `CountingCost`), whether this stage and a last stage 4× larger both fit in the
 time left. If they do, the stage runs as planned; if not, this stage becomes the last. Once its
 search has chosen its events, its size is what the remaining time buys for counting those
-events on their pairs (`TimeBudget.fill_last`): at least its planned size, at most the next
-stage's.
+events on their pairs (`TimeBudget.fill_last`): at least its planned size, at most the run's
+sample cap.
 
 Soundness does not depend on any of this: the sizes are a function of wall-clock times, which
 are independent of the certifying sample's counts, and the last stage certifies with all of α
