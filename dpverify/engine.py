@@ -41,7 +41,7 @@ from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_r
 from .result import (RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves, RenyiAuditResult,
                      StageSummary, Witness)
 from .progress import Progress
-from .sampling import (CERTIFY, SEARCH, Sampler, check_uses_rng, poisson_sample_size,
+from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng, poisson_sample_size,
                        split_into_chunks)
 from .region import box_outside
 from .stats import (certified_epsilon, cp_lower, cp_upper, delta_lower_curve, epsilon_pvalue,
@@ -60,6 +60,7 @@ SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
 TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
 BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
+TIMING_PILOT_SHARE = 8  # a timing pilot draws at most 1/8 of the last stage's planned runs
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -358,6 +359,26 @@ def _certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRID
     return by_pair, counts, runs, grid_seconds
 
 
+def _timing_pilot(sampler, events, j, planned) -> float | None:
+    """Wall seconds per run per input of counting `events` on their pairs, as the last stage of a
+    time-budgeted run will: measured on a pilot of min(planned/TIMING_PILOT_SHARE, one chunk)
+    runs per input, in two chunks per input through the pool. Its runs are drawn under their
+    own purpose (TIMING), counted and thrown away, so the size they decide never depends on
+    the certifying sample's counts. None when the stage is too small to time."""
+    n = min(planned // TIMING_PILOT_SHARE, sampler.chunk_size)
+    if n < 2 or not events:
+        return None
+    by_pair: dict = {}
+    for c in events:
+        by_pair.setdefault(c.pair, []).append(c)
+    evaluators = {p: PairEvaluator(ev) for p, ev in by_pair.items()}
+    tasks = [t for p in by_pair for s in (0, 1)
+             for t in split_into_chunks(n, -(-n // 2), pair=p, side=s, stage=j, purpose=TIMING)]
+    started = time.perf_counter()
+    sampler.run(tasks, evaluators, pooled=True)
+    return (time.perf_counter() - started) / n
+
+
 def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
     """Trade-off boxes, certified δ(ε) and p-values from the witness's grid counts.
 
@@ -568,9 +589,12 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                      else tuning_grid(c, *data[c.pair])))
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data])
                 if budget is not None and final_measurement and events:
-                    # its events known, the last stage takes the time left on their pairs
+                    # its events known, the last stage takes the time left on their pairs, at
+                    # the rate a pilot measures (only if the budget, not a test, set the stage)
+                    measured = (_timing_pilot(sampler, events, j, n_j)
+                                if budget.ceiling is not None else None)
                     n_j = sizes[-1] = budget.fill_last(n_j, len({c.pair for c in events}),
-                                                       len(events))
+                                                       len(events), measured)
                 # a stage that certifies nothing draws only what its probes need; with no events
                 # to count, the tracked grids get every output (4× the tuning data for the
                 # thresholds the last stage certifies)

@@ -28,6 +28,9 @@ SEARCH, CERTIFY, PREFLIGHT = 0, 1, 2
 PAIR_SEARCH = 3
 # The Poisson number of certifying runs per input (`poisson_sample_size`) has a stream of its own.
 SAMPLE_SIZE = 4
+# A time-budgeted run's timing pilot (engine._timing_pilot): runs counted for their wall time only
+# and discarded, under a purpose of their own so they never share a seed with a certifying chunk.
+TIMING = 5
 BACKENDS = ("threading", "loky", "dask")
 
 
@@ -225,8 +228,9 @@ class Sampler:
             "Raise the time limit, lower `samples`, or use backend='loky' so a hung run can "
             "be killed")
 
-    def _results(self, tasks, evaluators):
-        """Yield (task, result) in submission order, translating worker failures."""
+    def _results(self, tasks, evaluators, pooled=False):
+        """Yield (task, result) in submission order, translating worker failures. `pooled`:
+        through the pool even when the batch is small (a timing pilot measures the pool)."""
         def job(task):
             evaluate = evaluators[task.pair] if evaluators is not None else None
             return delayed(run_chunk)(self.mech, self.inputs[task.pair][task.side], task,
@@ -234,7 +238,8 @@ class Sampler:
         total = sum(t.size for t in tasks)
         # Small batches are not worth a round trip; the result is identical either way. With
         # a time limit everything goes through the pool, where waits can be cut off.
-        if self.deadline is None and (len(tasks) <= 1 or total < 4 * self.chunk_size):
+        if (self.deadline is None and not pooled
+                and (len(tasks) <= 1 or total < 4 * self.chunk_size)):
             for t in tasks:
                 yield t, run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
                                    evaluators[t.pair] if evaluators is not None else None)
@@ -262,12 +267,14 @@ class Sampler:
             if close is not None:
                 close()
 
-    def run(self, tasks: list[ChunkTask], evaluators: dict | None = None) -> list:
-        """Run tasks; `evaluators[pair]` turns a certifying chunk into counts. Results keep order."""
+    def run(self, tasks: list[ChunkTask], evaluators: dict | None = None,
+            pooled: bool = False) -> list:
+        """Run tasks; `evaluators[pair]` turns a certifying chunk into counts. Results keep order.
+        `pooled`: never run a small batch in this thread (see `_results`)."""
         out = []
         started = time.perf_counter()
         draw = evaluate = 0.0
-        for task, (schema, payload, seconds) in self._results(tasks, evaluators):
+        for task, (schema, payload, seconds) in self._results(tasks, evaluators, pooled):
             draw += seconds.draw
             evaluate += seconds.evaluate
             self._check_schema(schema)
@@ -292,7 +299,7 @@ class Sampler:
 
 def _describe_task(task: ChunkTask) -> str:
     purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
-               PAIR_SEARCH: "input search"}[task.purpose]
+               PAIR_SEARCH: "input search", TIMING: "timing pilot"}[task.purpose]
     side = ("D", "D'")[task.side]
     return (f"stage {task.stage} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
             f"(samples {task.start}..{task.start + task.size - 1})")

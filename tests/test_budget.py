@@ -11,6 +11,7 @@ import dpverify
 from dpverify import InvalidClaimError
 from dpverify.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
                              search_rows)
+from dpverify.sampling import CERTIFY, TIMING, Sampler, poisson_sample_size
 from mechanisms_under_test.basic import make_laplace
 
 
@@ -80,6 +81,58 @@ def test_the_last_stage_grows_to_the_time_left_on_the_pairs_it_really_counts():
     assert 19_900 <= budget.fill_last(1000, 1, 2) <= 20_000
     budget.ceiling = 16_000
     assert budget.fill_last(1000, 1, 2) == 16_000
+
+
+def test_a_measured_rate_sizes_the_last_stage_instead_of_the_projection():
+    # The stage before projects 0.5 ms a run for one pair and two events; the timing pilot
+    # measured 0.25 ms: the ~10 s left buy twice as many runs.
+    budget = TimeBudget(10.0, time.perf_counter())
+    budget.counting = CountingCost(1000, 1, 2, 0.5, 0.25, 0.25)
+    budget.ceiling = 1 << 20
+    assert 19_900 <= budget.fill_last(1000, 1, 2) <= 20_000
+    assert 39_800 <= budget.fill_last(1000, 1, 2, measured=0.25e-3) <= 40_000
+    # a pilot that measured nothing leaves the projection in charge
+    assert 19_900 <= budget.fill_last(1000, 1, 2, measured=0.0) <= 20_000
+
+
+def test_the_last_stage_is_sized_on_a_timing_pilot_drawn_apart_from_its_sample(monkeypatch):
+    """The pilot's runs have a seed purpose of their own, come before the last stage's counting,
+    are at most an eighth of its planned size, and never enter the witness's counts; the run's
+    total still reports them."""
+    def last_at_stage_three(self, planned, next_planned, *projections, cap=None):
+        if planned == 1 << 14:   # the budget's decision, so the stage may grow up to the cap
+            self.ceiling = cap
+            return planned
+        return None
+
+    monkeypatch.setattr(TimeBudget, "last_size", last_at_stage_three)
+    calls = []
+    run = Sampler.run
+
+    def spy(self, tasks, evaluators=None, pooled=False):
+        calls.append((tasks, pooled))
+        return run(self, tasks, evaluators, pooled)
+
+    monkeypatch.setattr(Sampler, "run", spy)
+    r = dpverify.audit(make_laplace(1.0), seconds=120.0, stop_early=False, samples=1 << 20,
+                       n_jobs=2, seed=5)
+    pilots = [(t, pooled) for t, pooled in calls if any(x.purpose == TIMING for x in t)]
+    assert len(pilots) == 1
+    tasks, pooled = pilots[0]
+    assert pooled and all(t.purpose == TIMING and t.stage == 3 for t in tasks)
+    assert {(t.pair, t.side) for t in tasks} == {(0, 0), (0, 1)}
+    assert sum(t.size for t in tasks) == 2 * (1 << 14) // 8   # two inputs, 1/8 of 2^14 each
+    # the pilot comes right before the last stage's certifying pass
+    after = calls[calls.index((tasks, pooled)) + 1][0]
+    assert all(t.purpose == CERTIFY and t.stage == 3 for t in after)
+    # Laplace is fast: 2 minutes buy the cap, and the witness counts the certifying runs only
+    assert r.stages[-1].samples_per_side == 1 << 20
+    w = r.witness
+    assert w.stage == 3
+    assert {w.samples_D, w.samples_D_prime} == {
+        poisson_sample_size(5, 1 << 20, 0, side, 3) for side in (0, 1)}
+    assert r.samples == sum(t.size for ts, _ in calls for t in ts) + 2 * 2 * 64  # + pre-flights
+    assert 0.5 < r.epsilon_lower_bound <= 1.0
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "soon"])
