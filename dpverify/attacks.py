@@ -31,9 +31,6 @@ from .stats import expected_bound_and_method
 SMOOTHING = 0.5
 MAX_COORDINATES = 32
 MAX_SKELETONS = 32
-# At most this many distinct outputs on a pair's learning sample: only the per-output likelihood
-# ratio and the per-coordinate half-lines are learned (`learn_models`)
-FEW_OUTPUTS = 64
 # Re-choosing a threshold on the previous stage's certifying counts (`retune`): those counts are
 # fresh (the model was not fitted on them) and, from the stage before last at the default
 # budget on, at least as large as the search sample's selection half, so a milder shrink than
@@ -563,33 +560,19 @@ def _outputs_repeat(a: Encoded, b: Encoded, probe: int = 4096) -> bool:
 
 
 def learn_models(a: Encoded, b: Encoded, floating_point: bool = False) -> list[ScoreModel]:
-    """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D')): only the
-    per-output likelihood ratio and the half-lines when the outputs take at most FEW_OUTPUTS
-    values.
+    """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D')).
     `floating_point`: also the float-bit-pattern models (the claim covers exact float outputs)."""
     models: list[ScoreModel] = []
     if floating_point and a.X.dtype == np.float64:
         models += learn_float_bit_patterns(a, b)
     if _outputs_repeat(a, b):
         models.append(learn_key_ratio(a, b))
-    # A few outputs, each seen often: the per-output likelihood ratio orders them as the
-    # Neyman–Pearson lemma's most powerful events do (if its learned order is right), and the
-    # half-lines below isolate structured sets (SVT's "⊤ at query j") whatever the noisy order
-    # of the rare outputs. The binned, linear and coordinate-sum scores smooth continuous or
-    # many-valued outputs; here they only add candidates (and winner's curse to the pair
-    # ranking) and cost SVT's search most of its time. Measured at 2^22 runs per input: the
-    # same bounds on SVT4, SVT5, RNM1/2 and TruncatedGeometric in 35-40% less time, SVT1 over
-    # seeds 0-5 0.079 → 0.083 on average (never lower), SVT2 unchanged.
-    few = bool(models) and isinstance(models[-1], KeyLikelihoodRatio) and \
-        len(models[-1].keys) <= FEW_OUTPUTS
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
     for j in range(d):
         col = np.concatenate([a.X[:, j], b.X[:, j]])
         col = col[~np.isnan(col)]
         if len(col) and col.min() < col.max():
             models.append(Coordinate(j))
-    if few:
-        return models
     binned = learn_binned_ratio(a, b)
     if binned is not None:
         models.append(binned)

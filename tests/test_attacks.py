@@ -58,34 +58,3 @@ def test_pair_ranking_is_not_taken_in_by_a_far_tail_with_a_few_hits():
     solid = _potential(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level)
     assert solid > 0.03
     assert tail < solid
-
-
-def _categorical(probabilities, size, rng):
-    """Outputs 0..k−1 with the given probabilities, as one-column integer outputs."""
-    return _encoded(rng.choice(len(probabilities), size=size, p=probabilities))
-
-
-def test_few_outputs_are_searched_with_their_likelihood_ratio_and_half_lines_only():
-    """Five outputs: the per-output likelihood ratio and the half-line are learned and none of
-    the smoothing scores (Neyman–Pearson: the ratio's order is the most powerful one), and the
-    best event is the output whose ratio is largest. With hundreds of distinct outputs the
-    smoothing scores are learned too."""
-    from dpverify.attacks import (FEW_OUTPUTS, Coordinate, KeyLikelihoodRatio, learn_models,
-                                  search_pair)
-    rng = np.random.default_rng(3)
-    p = np.array([0.30, 0.25, 0.20, 0.15, 0.10])
-    q = np.array([0.10, 0.25, 0.20, 0.20, 0.25])   # output 0: ratio 3, the rest ≤ 1
-    a, b = _categorical(p, 40000, rng), _categorical(q, 40000, rng)
-    assert sorted(type(m).__name__ for m in learn_models(a, b)) == ["Coordinate",
-                                                                    "KeyLikelihoodRatio"]
-    best = max(search_pair(0, a, b, 1 << 16, 0.0, 0.025), key=lambda c: c.expected_epsilon)
-    assert best.direction == 0
-    np.testing.assert_array_equal(best.hits(_encoded(np.arange(5))),
-                                  [True, False, False, False, False])
-    assert 0.8 < best.expected_epsilon < np.log(3)
-    # many distinct outputs (a two-sided geometric of wide scale): the smoothing scores as well
-    wide_a = _encoded(rng.geometric(0.01, 40000) - rng.geometric(0.01, 40000))
-    wide_b = _encoded(rng.geometric(0.01, 40000) - rng.geometric(0.01, 40000) + 1)
-    assert len(np.unique(wide_a.keys)) > FEW_OUTPUTS
-    assert any(not isinstance(m, (KeyLikelihoodRatio, Coordinate))
-               for m in learn_models(wide_a, wide_b))
