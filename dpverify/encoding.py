@@ -14,6 +14,7 @@ soundness, only which violations are visible. Hashes are stable across processes
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from .errors import MechanismOutputError
 
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
+_SHIFT_1, _SHIFT_2 = np.uint64(31), np.uint64(29)
 
 
 @dataclass(frozen=True)
@@ -84,21 +86,63 @@ class Encoded:
 
 
 def row_hash(rows: np.ndarray) -> np.ndarray:
-    """Vectorised 64-bit hash of each row's bytes (splitmix-style mixing; loop over words only)."""
+    """Vectorised 64-bit hash of each row's bytes (splitmix-style mixing; loop over words only).
+
+    The row's bytes are read as little 64-bit words, the last one zero-padded, and each word is
+    mixed into the running hash in place. The values are those of the plain "pad every row to a
+    multiple of 8 bytes and mix its words" definition (`_row_words_padded`); reading the words
+    through a structured view instead of padding a copy makes a 10-byte row (SVT's ⊤/⊥ vector)
+    about 4× cheaper to hash, which certifying chunks pay on every output.
+    """
     n = rows.shape[0]
     b = np.ascontiguousarray(rows).view(np.uint8).reshape(n, -1)
+    full, rem = divmod(b.shape[1], 8)
+    words = (_row_words_padded(b) if rem and sys.byteorder != "little"
+             else _row_words(b, full, rem))
+    h = np.full(n, np.uint64((full + (rem > 0)) * 8), dtype=np.uint64)
+    spare = np.empty(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for word in words:
+            np.bitwise_xor(h, word, out=h)
+            np.multiply(h, _MULT, out=h)
+            np.bitwise_xor(h, np.right_shift(h, _SHIFT_1, out=spare), out=h)
+            np.multiply(h, _MIX, out=h)
+            np.bitwise_xor(h, np.right_shift(h, _SHIFT_2, out=spare), out=h)
+    return h.view(np.int64)
+
+
+def _row_words(b: np.ndarray, full: int, rem: int) -> list[np.ndarray]:
+    """The 64-bit words of each row of the byte matrix b (little-endian machines when rem > 0):
+    `full` whole words, then the `rem` trailing bytes as one zero-padded word, assembled from
+    4-, 2- and 1-byte fields of a structured view (no per-byte copies)."""
+    n = b.shape[0]
+    if not rem:
+        return list(b.view(np.uint64).T) if full else []
+    names = [f"w{j}" for j in range(full)]
+    formats, offsets = ["<u8"] * full, [8 * j for j in range(full)]
+    pieces, at = [], 0
+    for size in (4, 2, 1):
+        if rem - at >= size:
+            names.append(f"t{at}")
+            formats.append(f"<u{size}")
+            offsets.append(8 * full + at)
+            pieces.append((f"t{at}", at))
+            at += size
+    rec = b.reshape(-1).view(np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                                       "itemsize": b.shape[1]}))
+    tail = np.zeros(n, dtype=np.uint64)
+    for name, at in pieces:
+        tail |= rec[name].astype(np.uint64) << np.uint64(8 * at)
+    return [rec[f"w{j}"] for j in range(full)] + [tail]
+
+
+def _row_words_padded(b: np.ndarray) -> list[np.ndarray]:
+    """The defining form of `_row_words`: zero-pad each row to a multiple of 8 bytes and read
+    it as native 64-bit words."""
     width = -(-b.shape[1] // 8) * 8
     if width != b.shape[1]:
         b = np.pad(b, ((0, 0), (0, width - b.shape[1])))
-    words = b.view(np.uint64)
-    h = np.full(n, np.uint64(width), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(words.shape[1]):
-            h = (h ^ words[:, j]) * _MULT
-            h ^= h >> np.uint64(31)
-            h *= _MIX
-            h ^= h >> np.uint64(29)
-    return h.view(np.int64)
+    return list(b.view(np.uint64).T)
 
 
 def _stable_hash(data: bytes) -> int:

@@ -58,3 +58,82 @@ def test_pair_ranking_is_not_taken_in_by_a_far_tail_with_a_few_hits():
     solid = _potential(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level)
     assert solid > 0.03
     assert tail < solid
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("sign", [1, -1])
+def test_key_equality_form_of_a_discrete_event_is_the_same_event(seed, sign):
+    """KeyLikelihoodRatio.fast_hits lists the few chosen (or, when unseen outputs are in the
+    event, the few left-out) keys; it must select exactly what the key search selects."""
+    from dpverify.attacks import FEW_KEYS, learn_key_ratio
+    rng = np.random.default_rng(seed)
+    # SVT-like ⊤/⊥ rows: 7 distinct outputs while learning, and 2 more only seen when testing
+    def rows(first_top, n):
+        out = np.zeros((n, 10), dtype=np.int8)
+        out[np.arange(n), first_top] = 1
+        return out
+    a = encode(rows(rng.choice(7, 5000, p=[.3, .2, .15, .15, .1, .05, .05]), 5000), 5000)[0]
+    b = encode(rows(rng.choice(7, 5000, p=[.1, .1, .15, .15, .2, .15, .15]), 5000), 5000)[0]
+    model = learn_key_ratio(a, b)
+    test = encode(rows(rng.integers(0, 9, 20000), 20000), 20000)[0]
+    s = model.score(test)
+    thresholds = np.r_[sign * model.log_ratio, 0.0, -1e-9, 1e-9, np.inf, -np.inf]
+    fast_paths = 0
+    for t in thresholds:
+        cand = Candidate(0, 0, model, sign, float(t), 0.0, (0, 1, 0, 1))
+        fast = model.fast_hits(test, sign, float(t))
+        fast_paths += fast is not None
+        np.testing.assert_array_equal(cand.hits(test), sign * s >= t)
+    assert len(model.keys) <= FEW_KEYS and fast_paths == len(thresholds)
+
+
+def test_many_keyed_events_fall_back_to_the_key_search():
+    from dpverify.attacks import FEW_KEYS, learn_key_ratio
+    rng = np.random.default_rng(0)
+    a = _encoded(rng.integers(0, 40, 4000))
+    b = _encoded(rng.integers(5, 45, 4000))
+    model = learn_key_ratio(a, b)
+    middle = float(np.median(model.log_ratio))
+    assert np.count_nonzero(model.log_ratio >= middle) > FEW_KEYS
+    assert model.fast_hits(a, 1, middle) is None
+    cand = Candidate(0, 0, model, 1, middle, 0.0, (0, 1, 0, 1))
+    np.testing.assert_array_equal(cand.hits(a), model.score(a) >= middle)
+
+
+@pytest.mark.parametrize("absent", ["none", "a few rows", "half the entries"])
+def test_linear_score_counts_absent_coordinates_as_zero(absent):
+    """Absent coordinates (NaN, e.g. ⊥) count 0, whether they are common or only in a few rows
+    past the first ones (where the fast path scores first and mends those rows after)."""
+    from dpverify.attacks import LinearScore
+    from dpverify.encoding import Encoded
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5000, 6))
+    if absent == "a few rows":
+        X[[1000, 2500, 4999], [2, 0, 5]] = np.nan
+    elif absent == "half the entries":
+        X[rng.random(X.shape) < 0.5] = np.nan
+    w = rng.normal(size=6)
+    enc = Encoded(np.zeros(5000, np.int64), np.zeros(5000, np.int64), X)
+    expected = np.nan_to_num(X, nan=0.0) @ w
+    np.testing.assert_allclose(LinearScore(w).score(enc), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.float64, np.bool_])
+def test_row_hash_equals_its_zero_padded_definition(dtype):
+    """The structured-view words of `row_hash` must give the padded definition's values for
+    every row width (search and certifying chunks must agree on keys)."""
+    from dpverify.encoding import _MIX, _MULT, _row_words_padded, row_hash
+    rng = np.random.default_rng(2)
+    for width in range(1, 27):
+        rows = rng.integers(-3, 3, (500, width)).astype(dtype)
+        b = rows.view(np.uint8).reshape(500, -1)
+        h = np.full(500, np.uint64(-(-b.shape[1] // 8) * 8), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for w in _row_words_padded(b):
+                h = (h ^ w) * _MULT
+                h ^= h >> np.uint64(31)
+                h *= _MIX
+                h ^= h >> np.uint64(29)
+        np.testing.assert_array_equal(row_hash(rows), h.view(np.int64))
+        # and distinct rows get distinct keys
+        assert len(np.unique(row_hash(rows))) == len(np.unique(rows, axis=0))
