@@ -44,6 +44,7 @@ PROMISE_SHRINK_Z = 1.0
 TUNING_MIN_HITS = 100
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
 FEW_KEYS = 8  # a discrete event listing at most this many outputs is counted by key equalities
+FEW_OUTPUTS = 64  # outputs with at most this many values get the discrete models only (learn_models)
 
 
 def bin_index(edges: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -585,25 +586,35 @@ def _outputs_repeat(a: Encoded, b: Encoded, probe: int = 4096) -> bool:
 
 def learn_models(a: Encoded, b: Encoded, floating_point: bool = False) -> list[ScoreModel]:
     """All score models worth trying for this pair, learned on (a ~ M(D), b ~ M(D')).
-    `floating_point`: also the float-bit-pattern models (the claim covers exact float outputs)."""
+    `floating_point`: also the float-bit-pattern models (the claim covers exact float outputs).
+
+    Outputs that take at most FEW_OUTPUTS values on the learning sample (SVT's ⊤/⊥ vectors,
+    noisy max's index) get the per-output likelihood ratio, the half-lines and the linear score
+    only: the binned ratio and the coordinate sums smooth continuous or many-valued coordinates,
+    and on a handful of outputs, each seen often, they only re-order what the per-output ratio
+    already orders (Neyman–Pearson), at most of SVT's search time.
+    """
     models: list[ScoreModel] = []
     if floating_point and a.X.dtype == np.float64:
         models += learn_float_bit_patterns(a, b)
+    few = False
     if _outputs_repeat(a, b):
         models.append(learn_key_ratio(a, b))
+        few = len(models[-1].keys) <= FEW_OUTPUTS
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
     for j in range(d):
         col = np.concatenate([a.X[:, j], b.X[:, j]])
         col = col[~np.isnan(col)]
         if len(col) and col.min() < col.max():
             models.append(Coordinate(j))
-    binned = learn_binned_ratio(a, b)
+    binned = None if few else learn_binned_ratio(a, b)
     if binned is not None:
         models.append(binned)
     linear = learn_linear_score(a, b)
     if linear is not None:
         models.append(linear)
-    models += learn_coordinate_sums(a, b)
+    if not few:
+        models += learn_coordinate_sums(a, b)
     return models
 
 

@@ -137,3 +137,37 @@ def test_row_hash_equals_its_zero_padded_definition(dtype):
         np.testing.assert_array_equal(row_hash(rows), h.view(np.int64))
         # and distinct rows get distinct keys
         assert len(np.unique(row_hash(rows))) == len(np.unique(rows, axis=0))
+
+
+def test_few_valued_outputs_get_the_discrete_models_only():
+    """Five outputs: the per-output likelihood ratio, the half-line and the linear score are
+    learned, not the binned ratio or the coordinate sums (which only re-order a handful of
+    outputs the per-output ratio already orders), and the best event is the output whose ratio
+    is largest. Outputs with many values keep every model."""
+    from dpverify.attacks import (FEW_OUTPUTS, BinnedLikelihoodRatio, CoordinateSum,
+                                  KeyLikelihoodRatio, learn_models, search_pair)
+    rng = np.random.default_rng(3)
+    p = np.array([0.30, 0.25, 0.20, 0.15, 0.10])
+    q = np.array([0.10, 0.25, 0.20, 0.20, 0.25])   # output 0: ratio 3, the others ≤ 1
+
+    def categorical(probabilities, size):   # SVT-like rows: a 1 at the output's position
+        rows = np.zeros((size, 5), dtype=np.int8)
+        rows[np.arange(size), rng.choice(5, size=size, p=probabilities)] = 1
+        return encode(rows, size)[0]
+
+    a, b = categorical(p, 40000), categorical(q, 40000)
+    kinds = {type(m).__name__ for m in learn_models(a, b)}
+    assert kinds == {"KeyLikelihoodRatio", "Coordinate", "LinearScore"}
+    best = max(search_pair(0, a, b, 1 << 16, 0.0, 0.025), key=lambda c: c.expected_epsilon)
+    assert best.direction == 0
+    np.testing.assert_array_equal(best.hits(encode(np.eye(5, dtype=np.int8), 5)[0]),
+                                  [True, False, False, False, False])
+    assert 0.8 < best.expected_epsilon < np.log(3)
+    # many distinct outputs (continuous coordinates): the smoothing models as well
+    wide_a = _encoded(rng.laplace(0, 1, (40000, 3)))
+    wide_b = _encoded(rng.laplace(0.3, 1, (40000, 3)))
+    models = learn_models(wide_a, wide_b)
+    assert not any(isinstance(m, KeyLikelihoodRatio) and len(m.keys) <= FEW_OUTPUTS
+                   for m in models)
+    assert any(isinstance(m, BinnedLikelihoodRatio) for m in models)
+    assert any(isinstance(m, CoordinateSum) for m in models)
