@@ -88,7 +88,7 @@ class Encoded:
 def row_hash(rows: np.ndarray) -> np.ndarray:
     """Vectorised 64-bit hash of each row's bytes (splitmix-style mixing; loop over words only).
 
-    The row's bytes are read as little 64-bit words, the last one zero-padded, and each word is
+    The row's bytes are read as little-endian 64-bit words, the last one zero-padded, and each word is
     mixed into the running hash in place. The values are those of the plain "pad every row to a
     multiple of 8 bytes and mix its words" definition (`_row_words_padded`); reading the words
     through a structured view instead of padding a copy makes a 10-byte row (SVT's ⊤/⊥ vector)

@@ -45,6 +45,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 import dpverify
 from dpverify.result import jsonable
 from _machine import machine_meta
@@ -131,7 +133,6 @@ def row_budget(per_mechanism: float, total: float, elapsed: float, rows_left: in
 def numpy_reference_seconds(repeats: int = 3) -> float:
     """Best of `repeats` timings of drawing 2^22 × 5 Laplace values on one thread: the machine's
     speed at the start of the run, to compare runs whose time-budgeted sizes differ."""
-    import numpy as np
     rng = np.random.default_rng(0)
     best = math.inf
     for _ in range(repeats):
