@@ -97,8 +97,8 @@ def row_hash(rows: np.ndarray) -> np.ndarray:
     n = rows.shape[0]
     b = np.ascontiguousarray(rows).view(np.uint8).reshape(n, -1)
     full, rem = divmod(b.shape[1], 8)
-    words = (_row_words_padded(b) if rem and sys.byteorder != "little"
-             else _row_words(b, full, rem))
+    words = (_row_words(b, full, rem) if rem and sys.byteorder == "little"
+             else _row_words_padded(b))
     h = np.full(n, np.uint64((full + (rem > 0)) * 8), dtype=np.uint64)
     spare = np.empty(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -112,12 +112,11 @@ def row_hash(rows: np.ndarray) -> np.ndarray:
 
 
 def _row_words(b: np.ndarray, full: int, rem: int) -> list[np.ndarray]:
-    """The 64-bit words of each row of the byte matrix b (little-endian machines when rem > 0):
-    `full` whole words, then the `rem` trailing bytes as one zero-padded word, assembled from
-    4-, 2- and 1-byte fields of a structured view (no per-byte copies)."""
+    """The 64-bit words of each row of the byte matrix b, whose width is not a multiple of 8
+    (rem > 0; little-endian machines): `full` whole words, then the `rem` trailing bytes as one
+    zero-padded word, assembled from 4-, 2- and 1-byte fields of a structured view (no
+    per-byte copies)."""
     n = b.shape[0]
-    if not rem:
-        return list(b.view(np.uint64).T) if full else []
     names = [f"w{j}" for j in range(full)]
     formats, offsets = ["<u8"] * full, [8 * j for j in range(full)]
     pieces, at = [], 0
@@ -137,8 +136,8 @@ def _row_words(b: np.ndarray, full: int, rem: int) -> list[np.ndarray]:
 
 
 def _row_words_padded(b: np.ndarray) -> list[np.ndarray]:
-    """The defining form of `_row_words`: zero-pad each row to a multiple of 8 bytes and read
-    it as native 64-bit words."""
+    """The defining form of the row words: zero-pad each row to a multiple of 8 bytes (a copy
+    only when its width is not one already) and read it as native 64-bit words."""
     width = -(-b.shape[1] // 8) * 8
     if width != b.shape[1]:
         b = np.pad(b, ((0, 0), (0, width - b.shape[1])))
