@@ -662,6 +662,9 @@ class Candidate:
     # certify with the one-bound ratio test (δ = 0, stats.ratio_epsilon_bound) instead of two
     # Clopper–Pearson bounds; chosen with the threshold, on the same search or tuning counts
     ratio_test: bool = False
+    # certify on common random numbers (stats.coupled_epsilon_bound); chosen on a coupled pilot
+    # drawn before the certifying sample (engine._choose_coupling)
+    coupled: bool = False
 
     def hits(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
         """Which outputs fall in the event; `score`: the model's scores of enc, if known."""

@@ -38,15 +38,16 @@ from .errors import InvalidClaimError
 from .compose import group_claim
 from .mechanism import as_mechanism, validate_claim
 from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
-from .result import (RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves, RenyiAuditResult,
+from .result import (COUPLED, RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves, RenyiAuditResult,
                      StageSummary, Witness)
 from .progress import Progress
 from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng, poisson_sample_size,
                        split_into_chunks)
 from .region import box_outside
-from .stats import (certified_epsilon, cp_lower, cp_upper, delta_lower_curve, epsilon_pvalue,
-                    final_stage_alphas, plug_in_epsilon, ratio_epsilon_bound, stage_alphas,
-                    wilson_bounds)
+from .stats import (certified_epsilon, coupled_epsilon_bound, cp_lower, cp_upper,
+                    delta_lower_curve, epsilon_pvalue, expected_bound_and_method,
+                    expected_certified_epsilon, expected_coupled_epsilon, final_stage_alphas,
+                    plug_in_epsilon, ratio_epsilon_bound, stage_alphas, wilson_bounds)
 
 DEFAULT_SAMPLES_BATCHED = 1 << 22
 DEFAULT_SAMPLES_SCALAR = 1 << 17
@@ -65,7 +66,13 @@ SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
 TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
 BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
-TIMING_PILOT_SHARE = 8  # a timing pilot draws at most 1/8 of the last stage's planned runs
+PILOT_SHARE = 16  # a stage's pilot (`_pilot`) draws at most 1/16 of its planned runs per input
+# The coupled certificate (stats.coupled_epsilon_bound) is a t-test on block means: it is used
+# only with at least this many blocks, each expected to hold at least this many hits under
+# either input and this many runs where the two inputs disagree on the event (the runs that
+# carry its variance), so that every block mean is near-normal.
+MIN_COUPLED_BLOCKS = 64
+MIN_COUPLED_HITS_PER_BLOCK = 50
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -106,25 +113,30 @@ def _validate_options(confidence, samples, seed, certify_per_stage):
     return confidence
 
 
-def event_bound(cand: Candidate, k_p, n_p, k_q, n_q, delta, level) -> float:
-    """The certified bound of one event with the certificate chosen for it on search data: the
-    conditional ratio test at 2·level (one bound), else two Clopper–Pearson bounds at level."""
+def event_bound(cand: Candidate, k_p, n_p, k_q, n_q, delta, level, blocks=None) -> float:
+    """The certified bound of one event with the certificate chosen for it before its certifying
+    sample was drawn: the coupled t-test on `blocks` = (per-block hits under P, under Q, runs
+    per block) at 2·level, the conditional ratio test at 2·level (one bound each), else two
+    Clopper–Pearson bounds at level."""
+    if cand.coupled:
+        return float(coupled_epsilon_bound(*blocks, delta, 2 * level))
     if cand.ratio_test:
         return float(ratio_epsilon_bound(k_p, k_q, 2 * level))
     return float(certified_epsilon(k_p, n_p, k_q, n_q, delta, level))
 
 
-def _witness(pairs, cand: Candidate, k_p, n_p, k_q, n_q, delta, level, stage) -> Witness:
+def _witness(pairs, cand: Candidate, k_p, n_p, k_q, n_q, delta, level, stage,
+             blocks=None) -> Witness:
     first, second = pairs[cand.pair]
     D, D_prime = (first, second) if cand.direction == 0 else (second, first)
     return Witness(
         D=D, D_prime=D_prime, event=cand.describe(), attack=cand.model.kind,
         count_D=int(k_p), samples_D=int(n_p), count_D_prime=int(k_q), samples_D_prime=int(n_q),
         p_lower=float(cp_lower(k_p, n_p, level)), q_upper=float(cp_upper(k_q, n_q, level)),
-        epsilon_lower_bound=event_bound(cand, k_p, n_p, k_q, n_q, delta, level),
+        epsilon_lower_bound=event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks),
         epsilon_estimate=plug_in_epsilon(k_p, n_p, k_q, n_q, delta), stage=stage,
         support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
-        certificate=RATIO_TEST if cand.ratio_test else TWO_BOUNDS)
+        certificate=COUPLED if cand.coupled else RATIO_TEST if cand.ratio_test else TWO_BOUNDS)
 
 
 @dataclass
@@ -339,13 +351,17 @@ def _grid_counts(cands, i, counts_p, counts_q, n_p, n_q, fraction):
                              if hasattr(cand.model, "privacy_loss") else None)}
 
 
-def _certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE):
+def _certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE,
+                       coupled=frozenset(), block=0):
     """Count the K events on fresh samples (purpose CERTIFY) of stage j, Poisson(n_j) runs per
     input (`poisson_sample_size`: what the ratio test needs; the two-bound certificate holds
-    given any sizes). The same pass counts the tracked candidates' threshold grids, which choose
-    the next stage's thresholds. Returns pair → (events, probes), (pair, side) → count vector
-    (events, then the probes' grids, then the probe sample size; see `PairEvaluator`) and
-    (pair, side) → runs, and the seconds its chunks spent counting grids (`budget`)."""
+    given any sizes). A pair in `coupled` instead draws ceil(n_j/block) blocks of `block` runs
+    per input, each block from one seed shared by both inputs (`_choose_coupling`). The same
+    pass counts the tracked candidates' threshold grids, which choose the next stage's
+    thresholds. Returns pair → (events, probes), (pair, side) → count vector (events, then the
+    probes' grids, then the probe sample size; see `PairEvaluator`), (pair, side) → runs,
+    (pair, side) → per-block count vectors (coupled pairs only), and the seconds its chunks
+    spent counting grids (`budget`)."""
     by_pair: dict = {}
     for c in events:
         by_pair.setdefault(c.pair, ([], []))[0].append(c)
@@ -353,35 +369,117 @@ def _certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRID
         by_pair.setdefault(c.pair, ([], []))[1].append(c)
     evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev), stride=stride)
                   for p, (ev, pr) in by_pair.items()}
-    runs = {(p, s): poisson_sample_size(seed, n_j, p, s, j) for p in by_pair for s in (0, 1)}
+    runs = {(p, s): (-(-n_j // block) * block if p in coupled
+                     else poisson_sample_size(seed, n_j, p, s, j))
+            for p in by_pair for s in (0, 1)}
     tasks = [t for (p, s), n in runs.items()
-             for t in split_into_chunks(n, sampler.chunk_size, pair=p, side=s, stage=j,
-                                        purpose=CERTIFY)]
+             for t in split_into_chunks(n, block if p in coupled else sampler.chunk_size,
+                                        pair=p, side=s, stage=j, purpose=CERTIFY,
+                                        coupled=p in coupled)]
     counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
+    blocks: dict = {}
     for task, c in zip(tasks, sampler.run(tasks, evaluators)):
         counts[task.pair, task.side] = counts[task.pair, task.side] + c
+        if task.coupled:
+            blocks.setdefault((task.pair, task.side), []).append(c)
     grid_seconds = sum(sum(e.grid_seconds) for e in evaluators.values())
-    return by_pair, counts, runs, grid_seconds
+    return by_pair, counts, runs, {k: np.array(v) for k, v in blocks.items()}, grid_seconds
 
 
-def _timing_pilot(sampler, events, j, planned) -> float | None:
-    """Wall seconds per run per input of counting `events` on their pairs, as the last stage of a
-    time-budgeted run will: measured on a pilot of min(planned/TIMING_PILOT_SHARE, one chunk)
-    runs per input, in two chunks per input through the pool. Its runs are drawn under their
-    own purpose (TIMING), counted and thrown away, so the size they decide never depends on
-    the certifying sample's counts. None when the stage is too small to time."""
-    n = min(planned // TIMING_PILOT_SHARE, sampler.chunk_size)
+def _row_hits(events: list[Candidate]):
+    """A chunk evaluator for `_pilot`: which outputs fall in each event, bool (runs, events)."""
+    def evaluate(enc: Encoded) -> np.ndarray:
+        return np.stack([c.hits(enc) for c in events], axis=1)
+    return evaluate
+
+
+def _pilot(sampler, events, j, planned, delta):
+    """A small sample drawn before a certifying one: min(planned/PILOT_SHARE, one chunk) runs
+    per input, in two chunks per input through the pool, under purpose TIMING. Its runs are
+    thrown away, so nothing they show touches a certificate; they choose how the stage
+    certifies. M(D) and M(D') draw it from shared seeds, run for run, and every event is
+    evaluated per run. Returns the wall seconds per run per input (what a time budget's last
+    stage needs) and, per event index, (hits under P, hits under Q, runs, runs where the two
+    inputs disagree, per-run variance of (1_P − δ)/(p̂ − δ) − 1_Q/q̂); (None, {}) when the stage
+    is too small to pilot."""
+    n = min(planned // PILOT_SHARE, sampler.chunk_size)
     if n < 2 or not events:
-        return None
+        return None, {}
     by_pair: dict = {}
-    for c in events:
-        by_pair.setdefault(c.pair, []).append(c)
-    evaluators = {p: PairEvaluator(ev) for p, ev in by_pair.items()}
+    for i, c in enumerate(events):
+        by_pair.setdefault(c.pair, []).append(i)
+    evaluators = {p: _row_hits([events[i] for i in idx]) for p, idx in by_pair.items()}
     tasks = [t for p in by_pair for s in (0, 1)
-             for t in split_into_chunks(n, -(-n // 2), pair=p, side=s, stage=j, purpose=TIMING)]
+             for t in split_into_chunks(n, -(-n // 2), pair=p, side=s, stage=j, purpose=TIMING,
+                                        coupled=True)]
     started = time.perf_counter()
-    sampler.run(tasks, evaluators, pooled=True)
-    return (time.perf_counter() - started) / n
+    hits = sampler.run(tasks, evaluators, pooled=True)
+    seconds = (time.perf_counter() - started) / n
+    rows: dict = {}
+    for t, h in zip(tasks, hits):
+        rows.setdefault((t.pair, t.side), []).append(h)
+    rates = {}
+    for p, idx in by_pair.items():
+        side_hits = [np.concatenate(rows[p, s]) for s in (0, 1)]
+        for col, i in enumerate(idx):
+            a = side_hits[events[i].direction][:, col]
+            b = side_hits[1 - events[i].direction][:, col]
+            k_p, k_q = int(a.sum()), int(b.sum())
+            p_minus, q = k_p / n - delta, k_q / n
+            variance = (float(np.var(a / p_minus - b / q)) if p_minus > 0 and q > 0
+                        else math.inf)
+            rates[i] = (k_p, k_q, n, int(np.count_nonzero(a != b)), variance)
+    return seconds, rates
+
+
+def coupled_block_size(n: int, chunk_size: int) -> int:
+    """Runs per block of a coupled stage of n runs per input: a chunk, or less so that there
+    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple)."""
+    return min(chunk_size, n // MIN_COUPLED_BLOCKS)
+
+
+def _choose_coupling(events: list[Candidate], rates: dict, n: int, chunk_size: int,
+                     delta: float, level: float) -> tuple[list[Candidate], frozenset, int]:
+    """How each pair's events are certified, decided on the pilot only (`_pilot`): a pair
+    draws its certifying sample on common random numbers when its best event is expected to
+    certify more by the coupled t-test (stats.coupled_epsilon_bound, at 2·level) than any of
+    its events by independent samples (the conditional ratio test or two Clopper–Pearson
+    bounds, as `expected_bound_and_method` plans them, from the same pilot counts). On such a
+    pair every event with enough hits and disagreeing runs per block is certified coupled and
+    the others by two Clopper–Pearson bounds (which hold however the inputs' runs depend on
+    each other; the ratio test needs independent Poisson counts). Returns the events with their
+    certificates set, the coupled pairs and the block size."""
+    events = [replace(c, coupled=False) if c.coupled else c for c in events]  # none carried over
+    block = coupled_block_size(n, chunk_size)
+    if block < 1 or not rates:
+        return events, frozenset(), block
+    n_blocks = -(-n // block)
+    independent, coupled = {}, {}
+    for i, c in rates.items():
+        k_p, k_q, m, disagree, variance = c
+        independent[i] = float(expected_bound_and_method(k_p, m, k_q, m, n, delta, level,
+                                                         shrink_z=0.0)[0])
+        per_block = min(k_p, k_q, disagree) * block / m
+        coupled[i] = (float(expected_coupled_epsilon(k_p / m, k_q / m, variance,
+                                                     n_blocks * block, n_blocks, delta,
+                                                     2 * level))
+                      if per_block >= MIN_COUPLED_HITS_PER_BLOCK else -math.inf)
+    pairs = {c.pair for c in events}
+    chosen = set()
+    for p in pairs:
+        mine = [i for i, c in enumerate(events) if c.pair == p and i in rates]
+        if mine and max(coupled[i] for i in mine) > max(independent[i] for i in mine):
+            chosen.add(p)
+    out = []
+    for i, c in enumerate(events):
+        if c.pair not in chosen:
+            out.append(c)
+            continue
+        k_p, k_q, m = rates[i][:3] if i in rates else (0, 0, 1)
+        two = (float(expected_certified_epsilon(k_p, m, k_q, m, n, delta, level, shrink_z=0.0))
+               if i in rates else -math.inf)
+        out.append(replace(c, ratio_test=False, coupled=coupled.get(i, -math.inf) > two))
+    return out, frozenset(chosen), block
 
 
 def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) -> PrivacyCurves:
@@ -593,19 +691,27 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data])
+                # a pilot drawn apart from the certifying sample times the stage and tells
+                # whether common random numbers will certify its events more tightly
+                pilot_seconds, pilot = ((_pilot(sampler, events, j, n_j, dlt))
+                                        if certifies and events else (None, {}))
                 if budget is not None and final_measurement and events:
                     # its events known, the last stage takes the time left on their pairs, at
-                    # the rate a pilot measures (only if the budget, not a test, set the stage)
-                    measured = (_timing_pilot(sampler, events, j, n_j)
-                                if budget.ceiling is not None else None)
+                    # the rate the pilot measured (only if the budget, not a test, set the stage)
+                    measured = pilot_seconds if budget.ceiling is not None else None
                     n_j = sizes[-1] = budget.fill_last(n_j, len({c.pair for c in events}),
                                                        len(events), measured)
+                coupled_pairs, block = frozenset(), 0
+                if certifies:
+                    events, coupled_pairs, block = _choose_coupling(
+                        events, pilot, n_j, sampler.chunk_size, dlt, cert_level)
                 # a stage that certifies nothing draws only what its probes need; with no events
                 # to count, the tracked grids get every output (4× the tuning data for the
                 # thresholds the last stage certifies)
                 stride = PROBE_STRIDE if certifies else 1
-                by_pair, counts, stage_runs, grid_seconds = _certifying_counts(
-                    sampler, seed, events if certifies else [], probes, j, n_j, stride=stride)
+                by_pair, counts, stage_runs, blocks, grid_seconds = _certifying_counts(
+                    sampler, seed, events if certifies else [], probes, j, n_j, stride=stride,
+                    coupled=coupled_pairs, block=block)
                 if budget is not None:
                     budget.counting = CountingCost(
                         n_j, len(by_pair),
@@ -631,7 +737,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             continue
                         if not certifies:
                             continue
-                        w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, cert_level, j)
+                        w = _witness(pair_list, cand, k_p, n_p, k_q, n_q, dlt, cert_level, j,
+                                     (blocks[p, cand.direction][:, i],
+                                      blocks[p, 1 - cand.direction][:, i], block)
+                                     if cand.coupled else None)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
                             best = w

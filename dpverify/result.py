@@ -33,6 +33,7 @@ def jsonable(value: Any):
 
 TWO_BOUNDS = "two Clopper–Pearson bounds"        # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
 RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
+COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Chunked, seeded, parallel runs of a mechanism on one input.
 
 Reproducibility: every chunk draws from its own `SeedSequence(seed, spawn_key=(pair, side,
-stage, purpose, chunk))`. Chunk boundaries depend only on the sample count, never on `n_jobs`
+stage, purpose, chunk))`; a coupled chunk puts COUPLED_SIDES in place of the side, so M(D) and
+M(D') draw it from the same seed (common random numbers) while different chunks stay independent. Chunk boundaries depend only on the sample count, never on `n_jobs`
 or the backend, so one seed gives the same result however the work is spread.
 Memory: a certifying chunk returns only its event counts; a search chunk returns its encoded
 outputs, and the engine caps how many search outputs it keeps.
@@ -32,6 +33,9 @@ SAMPLE_SIZE = 4
 # and discarded, under a purpose of their own so they never share a seed with a certifying chunk.
 TIMING = 5
 BACKENDS = ("threading", "loky", "dask")
+# The spawn-key "side" of a coupled chunk, shared by both inputs (never 0 or 1, so a coupled
+# chunk never shares a seed with an uncoupled one).
+COUPLED_SIDES = 2
 
 
 def _worker_death_types() -> tuple:
@@ -64,11 +68,15 @@ class ChunkTask:
     index: int
     start: int
     size: int
+    # common random numbers: both inputs of the pair draw this chunk from the same seed
+    # (engine's coupled certificate, stats.coupled_epsilon_bound)
+    coupled: bool = False
 
     def seed_sequence(self, root_seed: int) -> np.random.SeedSequence:
+        side = COUPLED_SIDES if self.coupled else self.side
         return np.random.SeedSequence(
             entropy=root_seed,
-            spawn_key=(self.pair, self.side, self.stage, self.purpose, self.index))
+            spawn_key=(self.pair, side, self.stage, self.purpose, self.index))
 
 
 def split_into_chunks(n: int, chunk_size: int, **task_fields) -> list[ChunkTask]:

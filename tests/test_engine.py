@@ -7,6 +7,8 @@ import pytest
 
 import dpverify
 from dpverify.pairs import all_differ, one_differ
+from dpverify.result import COUPLED
+from mechanisms_under_test.basic import make_laplace, make_randomized_response
 
 
 def laplace(data, rng, size):
@@ -109,11 +111,14 @@ def test_without_early_stop_a_violation_is_measured_to_the_full_budget():
     assert early.epsilon_lower_bound < full.epsilon_lower_bound <= 1.0
 
 
-def test_certifying_runs_are_poisson_and_the_ratio_test_certifies_pure_claims():
+def test_certifying_runs_are_poisson_and_the_ratio_test_certifies_pure_claims(monkeypatch):
     """Each input's certifying run count at a stage is Poisson(size) from its own seed stream:
     the two inputs' counts differ, stay within 5 standard deviations of the stage's size, and
-    the witness of a δ = 0 audit is certified by the conditional ratio test."""
+    the witness of a δ = 0 audit is certified by the conditional ratio test (with common random
+    numbers ruled out: they would certify this Laplace more tightly)."""
+    import dpverify.engine as engine
     from dpverify.result import RATIO_TEST, TWO_BOUNDS
+    monkeypatch.setattr(engine, "MIN_COUPLED_HITS_PER_BLOCK", math.inf)
     res = dpverify.audit(laplace, pairs=[(0.0, 1.0)], epsilon=0.5, samples=1 << 16, seed=3,
                          stop_early=False, n_jobs=1)
     w = res.witness
@@ -234,3 +239,47 @@ def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch
     # the thresholds are re-chosen for the larger certifying size of stage 3
     assert [c.expected_epsilon for c in stages[2].candidates] != \
         [c.expected_epsilon for c in stages[1].candidates]
+
+
+# ---- common random numbers (engine._pilot, _choose_coupling; stats.coupled_epsilon_bound) ----
+
+def test_coupled_chunks_share_a_seed_across_the_two_inputs_only():
+    from dpverify.sampling import CERTIFY, ChunkTask
+    def seed(side, index, coupled):
+        task = ChunkTask(pair=0, side=side, stage=3, purpose=CERTIFY, index=index, start=0,
+                         size=8, coupled=coupled)
+        return np.random.default_rng(task.seed_sequence(5)).integers(1 << 62)
+    assert seed(0, 0, True) == seed(1, 0, True)         # D and D' draw block 0 alike
+    assert seed(0, 0, True) != seed(0, 1, True)         # blocks are independent
+    assert seed(0, 0, True) not in {seed(0, 0, False), seed(1, 0, False)}  # never an uncoupled seed
+
+
+def _laplace_audits(monkeypatch, couple: bool):
+    import dpverify.engine as engine
+    if not couple:
+        monkeypatch.setattr(engine, "MIN_COUPLED_HITS_PER_BLOCK", math.inf)
+    return [dpverify.audit(make_laplace(0.1), stop_early=False, samples=1 << 18, seed=seed,
+                           confidence=0.9, n_jobs=1) for seed in (0, 1)]
+
+
+def test_laplace_is_certified_on_common_random_numbers_and_more_tightly(monkeypatch):
+    # Shared noise puts D's and D''s runs on the same side of a threshold 95% of the time:
+    # the pilot chooses the coupled certificate, and at the same 2^18 runs per input (seeds 0
+    # and 1) its gap to the true ε = 0.1 is several times smaller than independent samples give.
+    coupled = _laplace_audits(monkeypatch, True)
+    assert all(r.witness.certificate == COUPLED for r in coupled)
+    assert all(r.witness.samples_D == r.witness.samples_D_prime == 1 << 18 for r in coupled)
+    independent = _laplace_audits(monkeypatch, False)
+    assert not any(r.witness.certificate == COUPLED for r in independent)
+    assert all(r.epsilon_lower_bound <= 0.1 for r in coupled + independent)
+    gap = [sum(0.1 - r.epsilon_lower_bound for r in rs) for rs in (coupled, independent)]
+    assert gap[0] < gap[1] / 2.5
+
+
+def test_randomized_response_keeps_independent_samples():
+    # Shared coins make RR's outputs on 0 and 1 always differ: coupling would only add
+    # variance, and the pilot sees it.
+    r = dpverify.audit(make_randomized_response(1.0), stop_early=False, samples=1 << 16, seed=0,
+                       n_jobs=1)
+    assert r.witness.certificate != COUPLED
+    assert 0.8 < r.epsilon_lower_bound <= 1.0

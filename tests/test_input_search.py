@@ -12,7 +12,7 @@ from dpverify import InvalidPairsError
 from dpverify import input_search, sampling
 from dpverify.input_search import _mutate, _random, _structured, find_pairs
 from dpverify.pairs import PairSearch, all_differ, normalize, search
-from dpverify.sampling import CERTIFY, PAIR_SEARCH, PREFLIGHT, SEARCH
+from dpverify.sampling import CERTIFY, PAIR_SEARCH, PREFLIGHT, SEARCH, TIMING
 
 FAST = dict(candidates=16, rounds=2, samples=1 << 12)  # a quick search for tests
 SCALE = 5 / 0.5  # Laplace scale per coordinate: 0.5-DP when all 5 coordinates move by 1
@@ -104,9 +104,9 @@ def test_search_seeds_never_meet_the_audits(monkeypatch):
     searching = [False]
     run, preflight = sampling.Sampler.run, sampling.Sampler.preflight
 
-    def record_run(self, tasks, evaluators=None):
+    def record_run(self, tasks, evaluators=None, pooled=False):
         seen.extend((searching[0], t) for t in tasks)
-        return run(self, tasks, evaluators)
+        return run(self, tasks, evaluators, pooled)
 
     def record_preflight(self, pair, side, size=64):
         seen.append((searching[0], sampling.ChunkTask(pair, side, 0, PREFLIGHT, 0, 0, size)))
@@ -127,7 +127,7 @@ def test_search_seeds_never_meet_the_audits(monkeypatch):
     mine = [t for flag, t in seen if flag]
     theirs = [t for flag, t in seen if not flag]
     assert {t.purpose for t in mine} == {PAIR_SEARCH}
-    assert {t.purpose for t in theirs} == {SEARCH, CERTIFY, PREFLIGHT}
+    assert {t.purpose for t in theirs} == {SEARCH, CERTIFY, PREFLIGHT, TIMING}  # + the pilots
 
     def states(tasks):
         return {tuple(t.seed_sequence(2).generate_state(4)) for t in tasks}
