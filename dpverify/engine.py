@@ -7,7 +7,11 @@ Statistical design (theory.md §2), stated once:
 - Stage j spends α_j = α/2^{J−j+1} (α = 1 − confidence); each of its K events gets α_j/K,
   spent on one conditional ratio test (δ = 0; exact because each input's certifying run count
   is Poisson) or split evenly over two Clopper–Pearson bounds, whichever the search data expect
-  to certify more. By the union bound the chance that ANY reported bound exceeds the true ε —
+  to certify more — or, where a pilot drawn apart shows that common random numbers will
+  certify a pair's events more tightly, on a t-test over blocks that both inputs draw from
+  shared seeds (`_pilot`, `_choose_coupling`, stats.coupled_epsilon_bound; the ratio test is
+  then off for that pair, as its counts are no longer independent).
+  By the union bound the chance that ANY reported bound exceeds the true ε —
   i.e. the false-alarm rate on a correct mechanism — is ≤ α.
 - The first stage whose bound exceeds the claim stops the audit (gross bugs fail fast).
 - A measurement run (`stop_early=False`) certifies at its last stage only: earlier stages

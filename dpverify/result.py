@@ -43,7 +43,9 @@ class Witness:
     `D` is the input whose output lands in the event more often; `D_prime` the other.
     p_lower and q_upper are each side's Clopper–Pearson bound at the event's per-bound level;
     with the ratio test (`certificate`) the bound comes from the hits alone and is tighter
-    than ln((p_lower − δ)/q_upper).
+    than ln((p_lower − δ)/q_upper); with the coupled certificate both inputs drew each block of
+    runs from a shared seed and the bound comes from the blocks' hit counts (a t-test), so it
+    may lie far above ln((p_lower − δ)/q_upper).
     """
 
     D: Any
