@@ -70,13 +70,18 @@ SEARCH_PRECISION = 0.01
 SUPPORT_MISMATCH_HITS = 20
 TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
 BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
-PILOT_SHARE = 16  # a stage's pilot (`_pilot`) draws at most 1/16 of its planned runs per input
+PILOT_SHARE = 16  # a stage's pilot (`_pilot`) draws at most 1/16 of its planned runs per input,
+PILOT_RUNS = 1 << 16  # and at most this many, unless it also times a time budget's last stage
 # The coupled certificate (stats.coupled_epsilon_bound) is a t-test on block means: it is used
 # only with at least this many blocks, each expected to hold at least this many hits under
 # either input and this many runs where the two inputs disagree on the event (the runs that
 # carry its variance), so that every block mean is near-normal.
 MIN_COUPLED_BLOCKS = 64
 MIN_COUPLED_HITS_PER_BLOCK = 50
+# ...and blocks of at least this many runs: a chunk costs ~0.3 ms to dispatch, encode and count
+# whatever its size, as much as drawing 10^4 Laplace values (smaller stages keep independent
+# samples, which are cheap there anyway)
+MIN_COUPLED_BLOCK_RUNS = 1 << 14
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -140,7 +145,10 @@ def _witness(pairs, cand: Candidate, k_p, n_p, k_q, n_q, delta, level, stage,
         epsilon_lower_bound=event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks),
         epsilon_estimate=plug_in_epsilon(k_p, n_p, k_q, n_q, delta), stage=stage,
         support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
-        certificate=COUPLED if cand.coupled else RATIO_TEST if cand.ratio_test else TWO_BOUNDS)
+        certificate=COUPLED if cand.coupled else RATIO_TEST if cand.ratio_test else TWO_BOUNDS,
+        **({"blocks_D": tuple(int(k) for k in blocks[0]),
+            "blocks_D_prime": tuple(int(k) for k in blocks[1]), "block_size": int(blocks[2])}
+           if cand.coupled else {}))
 
 
 @dataclass
@@ -397,16 +405,18 @@ def _row_hits(events: list[Candidate]):
     return evaluate
 
 
-def _pilot(sampler, events, j, planned, delta):
-    """A small sample drawn before a certifying one: min(planned/PILOT_SHARE, one chunk) runs
-    per input, in two chunks per input through the pool, under purpose TIMING. Its runs are
+def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS):
+    """A small sample drawn before a certifying one: min(planned/PILOT_SHARE, `most`, one
+    chunk) runs per input, in two chunks per input, under purpose TIMING (`most`: one chunk
+    when it also times a time budget's last stage; then it runs through the pool, as the stage
+    will). Its runs are
     thrown away, so nothing they show touches a certificate; they choose how the stage
     certifies. M(D) and M(D') draw it from shared seeds, run for run, and every event is
     evaluated per run. Returns the wall seconds per run per input (what a time budget's last
     stage needs) and, per event index, (hits under P, hits under Q, runs, runs where the two
     inputs disagree, per-run variance of (1_P − δ)/(p̂ − δ) − 1_Q/q̂); (None, {}) when the stage
     is too small to pilot."""
-    n = min(planned // PILOT_SHARE, sampler.chunk_size)
+    n = min(planned // PILOT_SHARE, most, sampler.chunk_size)
     if n < 2 or not events:
         return None, {}
     by_pair: dict = {}
@@ -417,7 +427,8 @@ def _pilot(sampler, events, j, planned, delta):
              for t in split_into_chunks(n, -(-n // 2), pair=p, side=s, stage=j, purpose=TIMING,
                                         coupled=True)]
     started = time.perf_counter()
-    hits = sampler.run(tasks, evaluators, pooled=True)
+    # through the pool only when it times the stage (a pool round trip costs ~10 ms)
+    hits = sampler.run(tasks, evaluators, pooled=most >= sampler.chunk_size)
     seconds = (time.perf_counter() - started) / n
     rows: dict = {}
     for t, h in zip(tasks, hits):
@@ -438,8 +449,10 @@ def _pilot(sampler, events, j, planned, delta):
 
 def coupled_block_size(n: int, chunk_size: int) -> int:
     """Runs per block of a coupled stage of n runs per input: a chunk, or less so that there
-    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple)."""
-    return min(chunk_size, n // MIN_COUPLED_BLOCKS)
+    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple, below
+    MIN_COUPLED_BLOCK_RUNS)."""
+    block = min(chunk_size, n // MIN_COUPLED_BLOCKS)
+    return block if block >= min(MIN_COUPLED_BLOCK_RUNS, chunk_size) else 0
 
 
 def _choose_coupling(events: list[Candidate], rates: dict, n: int, chunk_size: int,
@@ -697,7 +710,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     for c in pool[:TRACKED] if c.tuning is not None or c.pair in data])
                 # a pilot drawn apart from the certifying sample times the stage and tells
                 # whether common random numbers will certify its events more tightly
-                pilot_seconds, pilot = ((_pilot(sampler, events, j, n_j, dlt))
+                times_budget = (budget is not None and final_measurement
+                                and budget.ceiling is not None)
+                pilot_seconds, pilot = (_pilot(sampler, events, j, n_j, dlt,
+                                               sampler.chunk_size if times_budget else PILOT_RUNS)
                                         if certifies and events else (None, {}))
                 if budget is not None and final_measurement and events:
                     # its events known, the last stage takes the time left on their pairs, at

@@ -5,7 +5,7 @@ import json
 import math
 from pathlib import Path
 
-from .result import RATIO_TEST
+from .result import COUPLED, RATIO_TEST
 
 
 def certificate_text(w: dict) -> str:
@@ -17,6 +17,12 @@ def certificate_text(w: dict) -> str:
         return (f"{RATIO_TEST}: the share of the {hits:,} hits that came from D, "
                 f"P[S|D]/(P[S|D] + P[S|D']), is ≥ {share:.6g} (Clopper–Pearson), "
                 "so ε ≥ ln(share/(1 − share))")
+    if w.get("certificate") == COUPLED and w.get("blocks_D"):
+        return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
+                "input, each block's runs of D and D' drawn from one shared seed and the blocks "
+                "from independent seeds; a one-sided t-test on the blocks' rates (Fieller's "
+                "bound on the ratio of their means) gives ε ≥ ln((P[S|D] − δ)/P[S|D']) ≥ the "
+                "bound (block counts in result.json)")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
             "upper bound on P[M(D') ∈ S])")
 

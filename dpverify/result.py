@@ -62,7 +62,13 @@ class Witness:
     epsilon_estimate: float  # plug-in ln((p̂ − δ)/q̂), not a bound
     stage: int
     support_mismatch: bool   # many hits under D, none under D': ε may be infinite
-    certificate: str = TWO_BOUNDS  # or RATIO_TEST: how epsilon_lower_bound was certified
+    certificate: str = TWO_BOUNDS  # or RATIO_TEST, COUPLED: how epsilon_lower_bound was certified
+    # COUPLED only: hits per block under D and under D' (block b of both drawn from one seed),
+    # and the runs per block: what the t-test saw, so a reader can recompute the bound
+    # (stats.coupled_epsilon_bound(blocks_D, blocks_D_prime, block_size, δ, level))
+    blocks_D: tuple | None = None
+    blocks_D_prime: tuple | None = None
+    block_size: int | None = None
 
     @property
     def rate_D(self) -> float:

@@ -390,8 +390,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="certifying samples per input for the false-alarm audits (default 4096)")
     p.add_argument("--coupled-runs", type=int, default=400,
                    help="seeded measurement runs per mechanism at --coupled-samples (default 400)")
-    p.add_argument("--coupled-samples", type=int, default=1 << 16,
-                   help="samples of those runs, large enough to couple (default 65536)")
+    p.add_argument("--coupled-samples", type=int, default=1 << 20,
+                   help="samples of those runs, large enough to couple (default 1048576)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of every audit (default 0.95)")
     p.add_argument("--power-seeds", type=int, default=40,
