@@ -42,8 +42,8 @@ from .errors import InvalidClaimError
 from .compose import group_claim
 from .mechanism import as_mechanism, validate_claim
 from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
-from .result import (COUPLED, RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves, RenyiAuditResult,
-                     StageSummary, Witness)
+from .result import (COUPLED, RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves,
+                     RenyiAuditResult, StageSummary, Witness)
 from .progress import Progress
 from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng, poisson_sample_size,
                        split_into_chunks)
@@ -409,9 +409,9 @@ def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS):
     """A small sample drawn before a certifying one: min(planned/PILOT_SHARE, `most`, one
     chunk) runs per input, in two chunks per input, under purpose TIMING (`most`: one chunk
     when it also times a time budget's last stage; then it runs through the pool, as the stage
-    will). Its runs are
-    thrown away, so nothing they show touches a certificate; they choose how the stage
-    certifies. M(D) and M(D') draw it from shared seeds, run for run, and every event is
+    will). Its runs are thrown away, so nothing they show touches a certificate; they choose
+    how the stage certifies. M(D) and M(D') draw it from shared seeds, run for run, and every
+    event is
     evaluated per run. Returns the wall seconds per run per input (what a time budget's last
     stage needs) and, per event index, (hits under P, hits under Q, runs, runs where the two
     inputs disagree, per-run variance of (1_P − δ)/(p̂ − δ) − 1_Q/q̂); (None, {}) when the stage

@@ -21,8 +21,8 @@ def certificate_text(w: dict) -> str:
         return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
                 "input, each block's runs of D and D' drawn from one shared seed and the blocks "
                 "from independent seeds; a one-sided t-test on the blocks' rates (Fieller's "
-                "bound on the ratio of their means) gives ε ≥ ln((P[S|D] − δ)/P[S|D']) ≥ the "
-                "bound (block counts in result.json)")
+                "bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) ≤ ε from "
+                "below (the block counts are in result.json)")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
             "upper bound on P[M(D') ∈ S])")
 
