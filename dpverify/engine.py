@@ -461,11 +461,13 @@ def _choose_coupling(events: list[Candidate], rates: dict, n: int, chunk_size: i
     draws its certifying sample on common random numbers when its best event is expected to
     certify more by the coupled t-test (stats.coupled_epsilon_bound, at 2·level) than any of
     its events by independent samples (the conditional ratio test or two Clopper–Pearson
-    bounds, as `expected_bound_and_method` plans them, from the same pilot counts). On such a
-    pair every event with enough hits and disagreeing runs per block is certified coupled and
-    the others by two Clopper–Pearson bounds (which hold however the inputs' runs depend on
-    each other; the ratio test needs independent Poisson counts). Returns the events with their
-    certificates set, the coupled pairs and the block size."""
+    bounds, as `expected_bound_and_method` plans them, from the same pilot counts). Only events
+    with at least MIN_COUPLED_HITS_PER_BLOCK hits under each input and disagreeing runs per
+    block may be certified coupled. On a coupled pair each event takes the coupled t-test where
+    the pilot expects it to beat two Clopper–Pearson bounds, and those two bounds otherwise
+    (they hold however the inputs' runs depend on each other; the ratio test needs independent
+    Poisson counts). Returns the events with their certificates set, the coupled pairs and the
+    block size."""
     events = [replace(c, coupled=False) if c.coupled else c for c in events]  # none carried over
     block = coupled_block_size(n, chunk_size)
     if block < 1 or not rates:

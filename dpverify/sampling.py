@@ -29,8 +29,9 @@ SEARCH, CERTIFY, PREFLIGHT = 0, 1, 2
 PAIR_SEARCH = 3
 # The Poisson number of certifying runs per input (`poisson_sample_size`) has a stream of its own.
 SAMPLE_SIZE = 4
-# A time-budgeted run's timing pilot (engine._timing_pilot): runs counted for their wall time only
-# and discarded, under a purpose of their own so they never share a seed with a certifying chunk.
+# A certifying stage's pilot (engine._pilot): runs that time the stage and choose its certificate,
+# then are discarded, under a purpose of their own so they never share a seed with a certifying
+# chunk.
 TIMING = 5
 BACKENDS = ("threading", "loky", "dask")
 # The spawn-key "side" of a coupled chunk, shared by both inputs (never 0 or 1, so a coupled
@@ -307,7 +308,7 @@ class Sampler:
 
 def _describe_task(task: ChunkTask) -> str:
     purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
-               PAIR_SEARCH: "input search", TIMING: "timing pilot"}[task.purpose]
+               PAIR_SEARCH: "input search", TIMING: "pilot"}[task.purpose]
     side = ("D", "D'")[task.side]
     return (f"stage {task.stage} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
             f"(samples {task.start}..{task.start + task.size - 1})")

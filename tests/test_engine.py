@@ -251,6 +251,28 @@ def test_small_stages_keep_independent_samples():
     assert coupled_block_size(1 << 26, 1 << 18) == 1 << 18
 
 
+def test_only_events_with_enough_disagreements_per_block_are_certified_coupled():
+    # Pilot rates of 2^16 runs per input for two events on one pair, a stage of 2^22 runs
+    # (64 blocks of 2^16): event 0 has 9,000 hits and 900 disagreeing runs (900 per block),
+    # event 1 is rare and no stronger: 60 vs 58 hits, 30 disagreeing (30 per block, under the
+    # 50 the t-test needs), however small its pilot variance. The pair couples for event 0; event 1 falls back to two
+    # Clopper–Pearson bounds, and neither keeps the ratio test (its counts would be dependent).
+    from dpverify.attacks import Candidate, Coordinate
+    from dpverify.engine import MIN_COUPLED_HITS_PER_BLOCK, _choose_coupling
+    events = [Candidate(0, 0, Coordinate(0), 1, t, 0.1, (0, 1, 0, 1), ratio_test=True)
+              for t in (0.0, 5.0)]
+    m = 1 << 16
+    rates = {0: (9000, 8150, m, 900, 0.7), 1: (60, 58, m, 30, 1e-6)}
+    assert 30 < MIN_COUPLED_HITS_PER_BLOCK < 900
+    out, pairs, block = _choose_coupling(events, rates, 1 << 22, 1 << 18, 0.0, 0.05)
+    assert pairs == {0} and block == 1 << 16
+    assert [c.coupled for c in out] == [True, False]
+    assert not any(c.ratio_test for c in out)
+    # with the rare event alone nothing couples, and its ratio test stays
+    out, pairs, _ = _choose_coupling(events[1:], {0: rates[1]}, 1 << 22, 1 << 18, 0.0, 0.05)
+    assert not pairs and out[0].ratio_test and not out[0].coupled
+
+
 def test_coupled_chunks_share_a_seed_across_the_two_inputs_only():
     from dpverify.sampling import CERTIFY, ChunkTask
     def seed(side, index, coupled):
