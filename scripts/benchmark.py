@@ -234,11 +234,11 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"**for the whole table**: each row at 1 − {1 - meta['confidence']:g}/{planned} = "
         f"{per_row:.4f}, so by the union bound all {planned} bounds hold together with "
         f"probability ≥ {meta['confidence']:g}, and each alone at ≥ {meta['confidence']:g} "
-        "(a stricter claim than a per-mechanism 90% bound). At 0.9 per row the table's claim "
-        "that no bound exceeds its true ε would fail on more than half of all seeds: some ten "
-        "rows "
-        "have an event sitting exactly at their true ε, and each such 90% bound lands above it "
-        "with probability up to 10%. Each row is a measurement run" if together else
+        f"(a stricter claim than a per-mechanism bound at {meta['confidence']:g}). At "
+        f"{meta['confidence']:g} per row the table's claim that no bound exceeds its true ε "
+        "would fail on more than half of all seeds: some ten rows have an event sitting "
+        "exactly at their true ε, and each such bound lands above it with probability up to "
+        f"{1 - meta['confidence']:.2g}. Each row is a measurement run" if together else
         f"Our bounds are certified at confidence {per_row:g} per row (DP-Sniper's level) by a "
         "measurement run")
     lines = [
