@@ -411,8 +411,7 @@ def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS):
     when it also times a time budget's last stage; then it runs through the pool, as the stage
     will). Its runs are thrown away, so nothing they show touches a certificate; they choose
     how the stage certifies. M(D) and M(D') draw it from shared seeds, run for run, and every
-    event is
-    evaluated per run. Returns the wall seconds per run per input (what a time budget's last
+    event is evaluated per run. Returns the wall seconds per run per input (what a time budget's last
     stage needs) and, per event index, (hits under P, hits under Q, runs, runs where the two
     inputs disagree, per-run variance of (1_P − δ)/(p̂ − δ) − 1_Q/q̂); (None, {}) when the stage
     is too small to pilot."""
@@ -473,9 +472,11 @@ def _choose_coupling(events: list[Candidate], rates: dict, n: int, chunk_size: i
     if block < 1 or not rates:
         return events, frozenset(), block
     n_blocks = -(-n // block)
-    independent, coupled = {}, {}
+    two_bounds, independent, coupled = {}, {}, {}
     for i, c in rates.items():
         k_p, k_q, m, disagree, variance = c
+        two_bounds[i] = float(expected_certified_epsilon(k_p, m, k_q, m, n, delta, level,
+                                                         shrink_z=0.0))
         independent[i] = float(expected_bound_and_method(k_p, m, k_q, m, n, delta, level,
                                                          shrink_z=0.0)[0])
         per_block = min(k_p, k_q, disagree) * block / m
@@ -494,10 +495,8 @@ def _choose_coupling(events: list[Candidate], rates: dict, n: int, chunk_size: i
         if c.pair not in chosen:
             out.append(c)
             continue
-        k_p, k_q, m = rates[i][:3] if i in rates else (0, 0, 1)
-        two = (float(expected_certified_epsilon(k_p, m, k_q, m, n, delta, level, shrink_z=0.0))
-               if i in rates else -math.inf)
-        out.append(replace(c, ratio_test=False, coupled=coupled.get(i, -math.inf) > two))
+        out.append(replace(c, ratio_test=False,
+                           coupled=i in rates and coupled[i] > two_bounds[i]))
     return out, frozenset(chosen), block
 
 

@@ -2,8 +2,9 @@
 
 Reproducibility: every chunk draws from its own `SeedSequence(seed, spawn_key=(pair, side,
 stage, purpose, chunk))`; a coupled chunk puts COUPLED_SIDES in place of the side, so M(D) and
-M(D') draw it from the same seed (common random numbers) while different chunks stay independent. Chunk boundaries depend only on the sample count, never on `n_jobs`
-or the backend, so one seed gives the same result however the work is spread.
+M(D') draw it from the same seed (common random numbers) while different chunks stay
+independent. Chunk boundaries depend only on the sample count, never on `n_jobs` or the
+backend, so one seed gives the same result however the work is spread.
 Memory: a certifying chunk returns only its event counts; a search chunk returns its encoded
 outputs, and the engine caps how many search outputs it keeps.
 """

@@ -255,8 +255,9 @@ def test_only_events_with_enough_disagreements_per_block_are_certified_coupled()
     # Pilot rates of 2^16 runs per input for two events on one pair, a stage of 2^22 runs
     # (64 blocks of 2^16): event 0 has 9,000 hits and 900 disagreeing runs (900 per block),
     # event 1 is rare and no stronger: 60 vs 58 hits, 30 disagreeing (30 per block, under the
-    # 50 the t-test needs), however small its pilot variance. The pair couples for event 0; event 1 falls back to two
-    # Clopper–Pearson bounds, and neither keeps the ratio test (its counts would be dependent).
+    # 50 the t-test needs), however small its pilot variance. The pair couples for event 0;
+    # event 1 falls back to two Clopper–Pearson bounds, and neither keeps the ratio test (its
+    # counts would be dependent).
     from dpverify.attacks import Candidate, Coordinate
     from dpverify.engine import MIN_COUPLED_HITS_PER_BLOCK, _choose_coupling
     events = [Candidate(0, 0, Coordinate(0), 1, t, 0.1, (0, 1, 0, 1), ratio_test=True)
