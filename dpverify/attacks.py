@@ -759,10 +759,11 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
                 n_final: int) -> list[Candidate]:
     """For each direction, the threshold maximising the expected certified bound on the
     selection half at this stage's certifying size; `potential` records the best at the final
-    size. The sign −1 order is the reversed, negated sign +1 one: each score is sorted once."""
+    size. The sign −1 order is the reversed, negated sign +1 one: each score is sorted once.
+    The four (sign, direction) threshold sweeps are planned in one call per figure: on the
+    small samples of the first stages, per-call overhead, not arithmetic, is what search costs."""
     model, m_a, m_b = scored.model, scored.m_a, scored.m_b
-    out = []
-    best = {0: None, 1: None}
+    sweeps = []   # (sign, direction, thresholds, k_p, m_p, k_q, m_q)
     for sign in (1, -1):
         va, vb = ((scored.sorted_a, scored.sorted_b) if sign > 0
                   else (-scored.sorted_a[::-1], -scored.sorted_b[::-1]))
@@ -771,41 +772,56 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
             continue
         ka = count_at_least(va, thresholds)
         kb = count_at_least(vb, thresholds)
-        for direction, (kp, mp, kq, mq) in enumerate([(ka, m_a, kb, m_b),
-                                                        (kb, m_b, ka, m_a)]):
-            expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
-                                                        SEARCH_SHRINK_Z)
-            potential = _potential(kp, mp, kq, mq, n_final, delta, level,
-                                   cautious=expected if n_final == n_certify else None)
-            i = int(np.argmax(expected))
-            if best[direction] is None or expected[i] > best[direction].expected_epsilon:
-                best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
-                                            float(expected[i]),
-                                            (int(kp[i]), mp, int(kq[i]), mq), potential,
-                                            ratio_test=bool(ratio[i]))
-            elif potential > best[direction].potential:
-                best[direction].potential = potential
-    for direction in (0, 1):
-        if best[direction] is not None:
-            out.append(best[direction])
-    return out
+        sweeps += [(sign, 0, thresholds, ka, m_a, kb, m_b), (sign, 1, thresholds, kb, m_b, ka, m_a)]
+    if not sweeps:
+        return []
+    kp = np.concatenate([w[3] for w in sweeps])
+    kq = np.concatenate([w[5] for w in sweeps])
+    mp = np.concatenate([np.full(len(w[2]), w[4]) for w in sweeps])
+    mq = np.concatenate([np.full(len(w[2]), w[6]) for w in sweeps])
+    expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
+                                                SEARCH_SHRINK_Z)
+    potentials = _potentials(kp, mp, kq, mq, n_final, delta, level,
+                             np.cumsum([0] + [len(w[2]) for w in sweeps]),
+                             cautious=expected if n_final == n_certify else None)
+    best = {0: None, 1: None}
+    stop = 0
+    for (sign, direction, thresholds, k_p, m_p, k_q, m_q), potential in zip(sweeps, potentials):
+        start, stop = stop, stop + len(thresholds)
+        i = int(np.argmax(expected[start:stop]))
+        if best[direction] is None or expected[start + i] > best[direction].expected_epsilon:
+            best[direction] = Candidate(pair, direction, model, sign, float(thresholds[i]),
+                                        float(expected[start + i]),
+                                        (int(k_p[i]), m_p, int(k_q[i]), m_q), potential,
+                                        ratio_test=bool(ratio[start + i]))
+        elif potential > best[direction].potential:
+            best[direction].potential = potential
+    return [best[d] for d in (0, 1) if best[d] is not None]
 
 
-def _potential(kp, mp, kq, mq, n_final, delta, level, cautious=None) -> float:
-    """What a score promises at the final size, to rank pairs: the best expected bound over
-    its thresholds, shrunk by SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where
-    at least TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail
-    threshold shrunk by one standard error still promises nearly anything). `cautious`: the
+def _potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None) -> list[float]:
+    """What a score promises at the final size, to rank pairs, for each sweep of thresholds
+    kp[bounds[i]:bounds[i+1]]: the best expected bound over its thresholds, shrunk by
+    SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where at least
+    TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail threshold
+    shrunk by one standard error still promises nearly anything). `cautious`: the
     SEARCH_SHRINK_Z figures at n_final when the caller already has them."""
     if cautious is None:
         cautious = expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
                                              SEARCH_SHRINK_Z)[0]
     enough = np.asarray(kp) >= TUNING_MIN_HITS
-    if not enough.any():
-        return float(np.max(cautious))
-    hopeful = expected_bound_and_method(kp[enough], mp, kq[enough], mq, n_final, delta, level,
-                                        PROMISE_SHRINK_Z)[0]
-    return float(max(np.max(cautious), np.max(hopeful)))
+    hopeful = np.full(len(kp), -np.inf)
+    if enough.any():
+        hopeful[enough] = expected_bound_and_method(kp[enough], mp[enough], kq[enough],
+                                                    mq[enough], n_final, delta, level,
+                                                    PROMISE_SHRINK_Z)[0]
+    out = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        best = float(np.max(cautious[start:stop]))
+        if enough[start:stop].any():
+            best = float(max(best, np.max(hopeful[start:stop][enough[start:stop]])))
+        out.append(best)
+    return out
 
 
 def learn_pair(search_a: Encoded, search_b: Encoded,

@@ -52,10 +52,11 @@ def test_pair_ranking_is_not_taken_in_by_a_far_tail_with_a_few_hits():
     """A threshold with 5 hits under one input and none under the other promises nearly any
     bound once shrunk by only one standard error; it must not outrank a solid event (13% of
     runs at log-ratio 0.05)."""
-    from dpverify.attacks import _potential
-    m, n_final, level = 87_296, 1 << 26, 0.05 / 4
-    tail = _potential(np.array([5]), m, np.array([0]), m, n_final, 0.0, level)
-    solid = _potential(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level)
+    from dpverify.attacks import _potentials
+    m, n_final, level = np.array([87_296]), 1 << 26, 0.05 / 4
+    [tail] = _potentials(np.array([5]), m, np.array([0]), m, n_final, 0.0, level, [0, 1])
+    [solid] = _potentials(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level,
+                          [0, 1])
     assert solid > 0.03
     assert tail < solid
 
