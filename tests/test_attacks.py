@@ -172,3 +172,35 @@ def test_few_valued_outputs_get_the_discrete_models_only():
                    for m in models)
     assert any(isinstance(m, BinnedLikelihoodRatio) for m in models)
     assert any(isinstance(m, CoordinateSum) for m in models)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_direction_gets_the_threshold_its_own_sweeps_plan_best(seed):
+    """best_events plans all (sign, direction) sweeps of a model in one call; each direction's
+    event must still be the threshold with the largest expected bound over that direction's
+    two sweeps, planned one sweep at a time. Scores: D shifted right of D' with a heavy left
+    tail under D', so both signs carry events and the two directions differ."""
+    from dpverify.attacks import (Coordinate, ScoredModel, _candidate_thresholds, best_events,
+                                  count_at_least)
+    from dpverify.stats import expected_bound_and_method
+    rng = np.random.default_rng(seed)
+    m_a, m_b = 20_000, 19_000
+    a = np.sort(rng.normal(0.3, 1.0, m_a))
+    b = np.sort(np.r_[rng.normal(0.0, 1.0, m_b - 500), rng.normal(-4.0, 0.5, 500)])
+    scored = ScoredModel(Coordinate(0), a, b, m_a, m_b)
+    n, n_final, level = 1 << 20, 1 << 24, 0.05 / 4
+    found = {c.direction: c for c in best_events(scored, 3, n, 0.0, level, n_final)}
+    for direction in (0, 1):
+        best = None
+        for sign in (1, -1):
+            va, vb = (a, b) if sign > 0 else (-a[::-1], -b[::-1])
+            t = _candidate_thresholds(va, vb)
+            ka, kb = count_at_least(va, t), count_at_least(vb, t)
+            kp, mp, kq, mq = (ka, m_a, kb, m_b) if direction == 0 else (kb, m_b, ka, m_a)
+            expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n, 0.0, level)
+            i = int(np.argmax(expected))
+            if best is None or expected[i] > best[0]:
+                best = (expected[i], sign, t[i], bool(ratio[i]))
+        c = found[direction]
+        assert (c.expected_epsilon, c.sign, c.threshold, c.ratio_test) == best
+        assert c.pair == 3 and c.potential >= c.expected_epsilon
