@@ -430,8 +430,10 @@ def _coordinate_table(xa: np.ndarray, xb: np.ndarray, pooled: np.ndarray):
     edges = np.array([np.median(present) if present.size else np.nan])
     k = 3
 
-    def cells(x):
-        return np.bincount(np.where(np.isnan(x), k - 1, bin_index(edges, x)), minlength=k)
+    def cells(x):  # below the split, at or above it (NaN compares False), absent
+        absent = np.count_nonzero(np.isnan(x))
+        above = np.count_nonzero(x >= edges[0])
+        return np.array([len(x) - absent - above, above, absent])
 
     ca, cb = cells(xa), cells(xb)
     ratio = _log_ratio(ca, len(xa), cb, len(xb), k)
@@ -749,10 +751,16 @@ class ScoredModel:
     m_b: int
 
 
+def _sorted_present(scores: np.ndarray) -> np.ndarray:
+    """The scores that are not NaN, ascending (numpy sorts NaN last, and its binary search
+    places NaN there too: one sort, no masked copy)."""
+    ordered = np.sort(scores)
+    return ordered[:np.searchsorted(ordered, np.nan, side="left")]
+
+
 def score_selection(model: ScoreModel, sel_a: Encoded, sel_b: Encoded) -> ScoredModel:
     s_a, s_b = model.score(sel_a), model.score(sel_b)
-    return ScoredModel(model, np.sort(s_a[~np.isnan(s_a)]), np.sort(s_b[~np.isnan(s_b)]),
-                       len(s_a), len(s_b))
+    return ScoredModel(model, _sorted_present(s_a), _sorted_present(s_b), len(s_a), len(s_b))
 
 
 def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, level: float,
