@@ -131,6 +131,7 @@ class SearchTimes:
         return min(proportional, pairs * max(per_pair, y1))
 
 
+LAST_SEARCH_SHARE = 0.5  # the most of the time left a last stage's search may be projected to take
 EARLY = 0.25  # the share of the budget before which only a stage that cannot fit ends the run
 
 
@@ -174,6 +175,24 @@ class TimeBudget:
         if size is not None:
             self.ceiling = max(next_planned, cap or 0)
         return size
+
+    def search_crowds_out_counting(self, search_now: tuple) -> bool:
+        """Whether the last stage's own search, learning `search_now` = (pairs, rows), is
+        projected to take more than LAST_SEARCH_SHARE of the time left. A last stage then
+        certifies the events tuned on the stage before's fresh sample instead of searching
+        again: a bound's margin shrinks as 1/√runs, so the better model a last search may learn
+        rarely repays a search that leaves counting less than half of the time (SVT34Parallel,
+        30 s: a last search of 6.7 s projected with 8.1 s left, on 16 wide masked outputs)."""
+        return self.search.project(*search_now) > LAST_SEARCH_SHARE * self.remaining()
+
+    def size_without_search(self, planned: int, pairs: int, events: int) -> int:
+        """A last stage's size when it skips its search (after `last_size` made it the last):
+        what the time left buys for counting `events` on `pairs` pairs, at least `planned`
+        and at most the size the last stage may grow to."""
+        rate = self.counting.seconds_per_run(pairs, events, grids=False)
+        if not rate > 0 or self.ceiling is None:
+            return planned
+        return int(min(max(self.remaining() / rate, planned), self.ceiling))
 
     def fill_last(self, size: int, pairs: int, events: int,
                   measured: float | None = None) -> int:

@@ -161,8 +161,12 @@ class _Chosen:
 
 
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
-                  floating_point=False, learned=None):
+                  floating_point=False, learned=None, planned=None):
     """Draw more search samples for the active pairs, learn attacks, rank candidate events.
+
+    `planned`: the certifying size per input the events' thresholds are chosen for (default
+    n_j, the stage's own size; a measurement run's stages that certify nothing plan for the
+    next stage's size, the least their events can be certified on).
 
     `learned`: pair → (search sizes, `attacks.learn_pair` result) of pairs whose search sample
     has reached its cap. Such a pair gets no new search data, so its models and sorted
@@ -196,7 +200,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
             models = learn_pair(*data[p], floating_point)
             if kept[p] >= cap:  # no more search data will come: keep for the next stages
                 learned[p] = (sizes, models)
-        return pair_events(p, models, n_j, delta, level, n_final)
+        return pair_events(p, models, planned or n_j, delta, level, n_final)
 
     # several pairs are learned side by side on threads (numpy's sorts and reductions release
     # the GIL); results come back in pair order, so the candidates do not depend on n_jobs
@@ -639,17 +643,26 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
             while j < len(sizes):
                 j += 1
                 if budget is not None and j < len(sizes):
+                    search_now, search_next = (((0, 0), (0, 0)) if frozen else search_rows(
+                        {p: kept[p] for p in active}, _search_cap(search, active),
+                        (sizes[j - 1], sizes[j])))
                     last = budget.last_size(
-                        sizes[j - 1], sizes[j],
-                        *(((0, 0), (0, 0)) if frozen else search_rows(
-                            {p: kept[p] for p in active}, _search_cap(search, active),
-                            (sizes[j - 1], sizes[j]))),
+                        sizes[j - 1], sizes[j], search_now, search_next,
                         _last_stage_pairs(tracked, [] if frozen else active, K,
                                           len(pair_list)), K, cap=sizes[-1])
                     if last is not None:  # this stage becomes the last one, and certifies
                         sizes = sizes[:j - 1] + [last]
                         alphas = final_stage_alphas(1.0 - confidence, len(sizes))
                         bar.n_stages = len(sizes)
+                        # a last search that would take most of the time left is skipped: the
+                        # events tuned on the stage before's fresh sample are certified instead
+                        # on the runs that time buys (`TimeBudget.search_crowds_out_counting`)
+                        if not frozen and tracked and budget.search_crowds_out_counting(
+                                search_now):
+                            frozen = True
+                            # ...and its events are planned for what the whole time left buys
+                            sizes[-1] = budget.size_without_search(
+                                last, _last_stage_pairs(tracked, [], K, len(pair_list)), K)
                 n_j, alpha_j = sizes[j - 1], alphas[j - 1]
                 bar.stage = j
                 # a stage that spends no α (measurement runs) certifies nothing; its events and
@@ -674,10 +687,15 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     tracked = []
                 elif not frozen:
                     searched = True
-                    carried = _carry_over(tracked, n_j, dlt, level)
+                    # a stage that certifies nothing chooses events for the next stage's size:
+                    # only a later stage certifies them, on at least that many runs (planned
+                    # for its own smaller size, a rare event with a large ratio loses to frequent
+                    # weaker ones before it is ever tracked)
+                    planned = n_j if certifies else sizes[min(j, len(sizes) - 1)]
+                    carried = _carry_over(tracked, planned, dlt, level)
                     search_started = time.perf_counter()
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
-                                           level, K, floating, learned)
+                                           level, K, floating, learned, planned)
                     if budget is not None:
                         budget.search.add(chosen.learned_pairs, chosen.learned_rows,
                                           time.perf_counter() - search_started)

@@ -12,7 +12,7 @@ from dpverify import InvalidClaimError
 from dpverify.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
                              search_rows)
 from dpverify.result import COUPLED
-from dpverify.sampling import CERTIFY, TIMING, Sampler
+from dpverify.sampling import CERTIFY, SEARCH, TIMING, Sampler
 from mechanisms_under_test.basic import make_laplace
 
 
@@ -221,3 +221,49 @@ def test_runs_whose_last_stage_the_budget_decides_keep_the_false_alarm_rate(monk
     assert all(r.stages[-1].samples_per_side == 6000 for r in results)
     alarms = sum(r.verdict == "violation" for r in results)
     assert alarms <= binom.ppf(0.99, 200, 0.05)
+
+
+def test_a_last_search_is_skipped_only_when_it_would_take_most_of_the_time_left():
+    budget = TimeBudget(100.0, time.perf_counter())   # ~100 s left
+    budget.search.add(1, 1000, 10.0)                   # 10 ms per row
+    assert not budget.search_crowds_out_counting((1, 2000))   # ~20 s of ~100 s
+    assert budget.search_crowds_out_counting((1, 6000))       # ~60 s of ~100 s
+    assert not budget.search_crowds_out_counting((0, 0))      # nothing left to learn
+
+
+def test_a_last_stage_without_search_is_sized_on_the_whole_time_left():
+    budget = TimeBudget(10.0, time.perf_counter())
+    budget.counting = CountingCost(1000, 1, 2, 1.0, 1.0, 0.0)   # 1 ms per run per input
+    budget.ceiling = 100_000
+    assert 9_900 <= budget.size_without_search(1000, 1, 2) <= 10_000
+    assert budget.size_without_search(50_000, 1, 2) == 50_000    # never below its plan
+    budget.ceiling = 5_000
+    assert budget.size_without_search(1000, 1, 2) == 5_000       # never above the cap
+
+
+def test_a_skipped_last_search_certifies_the_tuned_events_on_fresh_runs(monkeypatch):
+    """When the last stage's search is projected to crowd out its counting, it draws no search
+    samples and certifies the events tracked on the stage before (chosen and tuned on samples
+    apart from its own), still soundly."""
+    def last_at_stage_four(self, planned, next_planned, *projections, cap=None):
+        if planned == 1 << 16:
+            self.ceiling = cap
+            return planned
+        return None
+
+    monkeypatch.setattr(TimeBudget, "last_size", last_at_stage_four)
+    monkeypatch.setattr(TimeBudget, "search_crowds_out_counting", lambda self, now: True)
+    tasks = []
+    run = Sampler.run
+
+    def spy(self, batch, evaluators=None, pooled=False):
+        tasks.extend(batch)
+        return run(self, batch, evaluators, pooled)
+
+    monkeypatch.setattr(Sampler, "run", spy)
+    r = dpverify.audit(make_laplace(1.0), seconds=120.0, stop_early=False, samples=1 << 20,
+                       n_jobs=2, seed=4)
+    searched = {t.stage for t in tasks if t.purpose == SEARCH}
+    assert searched == {1, 2, 3}                  # none at the last stage
+    assert r.witness.stage == 4 and len(r.stages) == 4
+    assert 0.7 < r.epsilon_lower_bound <= 1.0     # Laplace(1) at ε = 1: tight and sound

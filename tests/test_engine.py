@@ -325,3 +325,27 @@ def test_randomized_response_keeps_independent_samples():
     r = dpverify.audit(make_randomized_response(1.0), stop_early=False, samples=1 << 20, seed=0)
     assert r.witness.certificate != COUPLED
     assert 0.8 < r.epsilon_lower_bound <= 1.0
+
+
+@pytest.mark.parametrize("stop_early", [True, False])
+def test_stages_that_certify_nothing_choose_events_for_the_next_stage(monkeypatch, stop_early):
+    """A measurement run certifies at its last stage only, so each earlier stage's search plans
+    its thresholds for the next stage's size (the least they are certified on); a run that
+    certifies at every stage plans for the stage's own size."""
+    from dpverify import engine
+    planned = {}
+    original = engine.pair_events
+
+    def spy(p, models, n, *rest):
+        planned.setdefault(n, 0)
+        planned[n] += 1
+        return original(p, models, n, *rest)
+
+    monkeypatch.setattr(engine, "pair_events", spy)
+    sizes = [1 << 10, 1 << 12, 1 << 14, 1 << 16]
+    dpverify.audit(make_laplace(0.5), epsilon=1.0, samples=1 << 16, stop_early=stop_early,
+                   n_jobs=1, seed=3)
+    if stop_early:
+        assert set(planned) <= set(sizes) and 1 << 10 in planned
+    else:
+        assert set(planned) <= set(sizes[1:]) and 1 << 12 in planned
