@@ -5,6 +5,10 @@ ratio, so every attack here estimates (a monotone transform of) it:
 
 - `KeyLikelihoodRatio`: discrete outputs (indices, ⊤/⊥ vectors, tuples) ordered by their
   smoothed plug-in ratio (n_D(o) + ½)/(n_D'(o) + ½);
+- `DiscretePartRatio`: the same ratio over the few-valued coordinates of a mixed output (⊤/⊥
+  flags beside released values), whose whole outputs never repeat;
+- `PartsLikelihoodRatio`: that ratio plus the ratio of which other coordinates are present
+  (exact for independent parts);
 - `Coordinate`: one numeric coordinate, giving half-lines {x_j ≥ t} and {x_j ≤ t};
 - `LinearScore`: a linear discriminant over the numeric coordinates, for small shifts spread
   over many coordinates;
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .encoding import Encoded
+from .encoding import Encoded, row_hash
 from .stats import expected_bound_and_method
 
 SMOOTHING = 0.5
@@ -44,6 +48,7 @@ PROMISE_SHRINK_Z = 1.0
 TUNING_MIN_HITS = 100
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
 FEW_KEYS = 8  # a discrete event listing at most this many outputs is counted by key equalities
+FEW_COLUMN_VALUES = 16  # a coordinate with at most this many values is part of the discrete part
 FEW_OUTPUTS = 64  # outputs with at most this many values get the discrete models only (learn_models)
 
 
@@ -97,6 +102,7 @@ class KeyLikelihoodRatio(ScoreModel):
     examples: dict = field(default_factory=dict)  # key → a readable example output
     counts: tuple = ()        # (n_D(o), n_D'(o)) per key on the learning half, for the loss view
     kind: str = "discrete likelihood ratio"
+    subject = "output"        # what the keys are of, for `describe`
 
     def privacy_loss(self, sign: int) -> dict:
         """Plug-in privacy-loss distribution L = ln p(o)/q(o) under the favoured input (sign +1:
@@ -108,10 +114,15 @@ class KeyLikelihoodRatio(ScoreModel):
         order = np.argsort(loss)
         return {"loss": loss[order].tolist(), "probability": (c_p[seen] / c_p.sum())[order].tolist()}
 
+    def keys_of(self, enc: Encoded) -> np.ndarray:
+        """The key each output is ordered by: here the whole output's."""
+        return enc.keys
+
     def score(self, enc):
-        pos = np.searchsorted(self.keys, enc.keys)
+        keys = self.keys_of(enc)
+        pos = np.searchsorted(self.keys, keys)
         pos = np.minimum(pos, len(self.keys) - 1)
-        found = self.keys[pos] == enc.keys
+        found = self.keys[pos] == keys
         return np.where(found, self.log_ratio[pos], 0.0)
 
     def fast_hits(self, enc: Encoded, sign: int, threshold: float):
@@ -124,7 +135,7 @@ class KeyLikelihoodRatio(ScoreModel):
         listed = self.keys[~chosen] if unseen_in else self.keys[chosen]
         if len(listed) > FEW_KEYS:
             return None
-        keys = enc.keys
+        keys = self.keys_of(enc)
         hit = np.zeros(len(enc), dtype=bool)
         for k in listed:
             hit |= keys == k
@@ -135,12 +146,84 @@ class KeyLikelihoodRatio(ScoreModel):
         n = int(chosen.sum())
         shown = [self.examples[k] for k in self.keys[chosen][np.argsort(-sign * self.log_ratio[chosen])][:5]
                  if k in self.examples]
-        text = f"output is one of {n} discrete values ordered by likelihood ratio"
+        text = f"{self.subject} is one of {n} discrete values ordered by likelihood ratio"
         if shown:
             text += " (e.g. " + "; ".join(shown) + (" …" if n > len(shown) else "") + ")"
         if sign * 0.0 >= threshold:
             text += ", or a value never seen while searching"
         return text
+
+
+@dataclass
+class DiscretePartRatio(KeyLikelihoodRatio):
+    """The per-output likelihood ratio of a mixed output's DISCRETE PART: the few-valued
+    coordinates (flags, ⊤/⊥ answers, counts; absent = its own value), the continuous ones
+    ignored. A function of the output, so any event of it is an event of the output; for a
+    product of a discrete and a continuous mechanism (SVT34Parallel: SVT4's ⊤/⊥ answers beside
+    SVT3's released values) it orders the discrete mechanism's outputs exactly, where the
+    whole-output key never repeats and the naive-Bayes binned ratio treats dependent ⊤/⊥
+    answers as independent. Each coordinate's value is read as the nearest value seen while
+    learning (midpoint edges), so float32 search data and float64 certifying data get the
+    same keys."""
+
+    columns: tuple = ()       # the few-valued coordinates
+    edges: tuple = ()         # per column: midpoints between its learned values
+    kind: str = "discrete-part likelihood ratio"
+    subject = "discrete part"
+
+    def keys_of(self, enc: Encoded) -> np.ndarray:
+        return _discrete_part_keys(enc, self.columns, self.edges)
+
+    def describe(self, sign, threshold):
+        cols = ", ".join(map(str, self.columns[:12])) + (", …" if len(self.columns) > 12 else "")
+        return super().describe(sign, threshold).replace(
+            "discrete part", f"discrete part (output[{cols}], – = absent)", 1)
+
+
+@dataclass
+class PartsLikelihoodRatio(ScoreModel):
+    """A mixed output's two parts, scored apart and summed: the discrete part's per-output
+    ratio (`DiscretePartRatio`) plus the ratio of the other coordinates' absent pattern (which
+    of them are released: SVT3's ⊤ positions beside SVT4's answers). Exact in the two parts'
+    ratios when they are independent (SVT34Parallel: separate noise), where one key over both
+    rarely repeats and the binned ratio splits the discrete part into independent bins. The
+    other coordinates' values are left out: binned per coordinate they add more learning noise
+    than ratio at the tail thresholds these events sit at (SVT3's releases carry Lap(c/ε₂)
+    noise)."""
+
+    discrete: DiscretePartRatio
+    patterns: np.ndarray       # sorted int64 hashes of the other coordinates' absent pattern
+    pattern_ratio: np.ndarray  # smoothed ln ratio of each pattern
+    rest_columns: tuple
+    kind: str = "parts likelihood ratio"
+
+    def score(self, enc):
+        pattern = _absent_pattern(enc, self.rest_columns)
+        pos = np.minimum(np.searchsorted(self.patterns, pattern), len(self.patterns) - 1)
+        rest = np.where(self.patterns[pos] == pattern, self.pattern_ratio[pos], 0.0)
+        return self.discrete.score(enc) + rest
+
+    def describe(self, sign, threshold):
+        rel = "≥" if sign > 0 else "≤"
+        cols = ", ".join(map(str, self.discrete.columns[:12]))
+        more = ", …" if len(self.discrete.columns) > 12 else ""
+        return (f"log-likelihood ratio of the discrete part (output[{cols}{more}]) + that of "
+                f"which other coordinates are present {rel} {sign * threshold:.4g}")
+
+
+def _absent_pattern(enc: Encoded, columns) -> np.ndarray:
+    """A hash of which of the coordinates `columns` each output lacks (NaN)."""
+    return row_hash(np.isnan(enc.X[:, list(columns)]))
+
+
+def _discrete_part_keys(enc: Encoded, columns, edges) -> np.ndarray:
+    """Row keys of the coded discrete part: per column the index of the nearest learned value,
+    len(values) where absent (NaN), hashed as one int8 row."""
+    code = np.empty((len(enc), len(columns)), dtype=np.int8)
+    for i, (j, e) in enumerate(zip(columns, edges)):
+        x = enc.column(j)
+        code[:, i] = np.where(np.isnan(x), len(e) + 1, bin_index(e, x))
+    return row_hash(code)
 
 
 @dataclass
@@ -528,6 +611,57 @@ def learn_key_ratio(a: Encoded, b: Encoded) -> KeyLikelihoodRatio:
     return KeyLikelihoodRatio(keys, ratio, examples, (c_a, c_b))
 
 
+def learn_discrete_part_ratio(a: Encoded, b: Encoded,
+                              probe: int = 4096) -> DiscretePartRatio | None:
+    """`DiscretePartRatio` of a mixed output: its coordinates that take at most
+    FEW_COLUMN_VALUES values on a probe of each input's first `probe` outputs, when at least
+    one other coordinate takes more (outputs that are all few-valued repeat whole and get
+    `learn_key_ratio`) and the coded parts repeat (at most a quarter distinct). None else."""
+    d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
+    head = np.concatenate([a.X[:probe, :d], b.X[:probe, :d]])
+    columns, edges = [], []
+    for j in range(d):
+        col = head[:, j]
+        values = np.unique(col[~np.isnan(col)])
+        if 0 < len(values) <= FEW_COLUMN_VALUES:
+            columns.append(j)
+            edges.append((values[1:] + values[:-1]) / 2)
+    if not columns or len(columns) == d:
+        return None
+    columns, edges = tuple(columns), tuple(edges)
+    keys_a = _discrete_part_keys(a, columns, edges)
+    keys_b = _discrete_part_keys(b, columns, edges)
+    keys, inverse = np.unique(np.concatenate([keys_a, keys_b]), return_inverse=True)
+    if not 2 <= len(keys) <= (len(a) + len(b)) / 4:
+        return None
+    c_a = np.bincount(inverse[:len(a)], minlength=len(keys))
+    c_b = np.bincount(inverse[len(a):], minlength=len(keys))
+    ratio = _log_ratio(c_a, len(a), c_b, len(b), len(keys) + 1)
+    examples = {}
+    if len(keys) <= 4096:
+        both = np.concatenate([a.X[:, list(columns)], b.X[:, list(columns)]])
+        first = np.unique(inverse, return_index=True)[1]
+        examples = {int(keys[u]): "(" + ", ".join("–" if np.isnan(v) else f"{v:.4g}"
+                                                   for v in both[i][:12]) + ")"
+                    for u, i in enumerate(first)}
+    return DiscretePartRatio(keys, ratio, examples, (c_a, c_b), columns=columns, edges=edges)
+
+
+def learn_parts_ratio(a: Encoded, b: Encoded,
+                      discrete: DiscretePartRatio) -> PartsLikelihoodRatio | None:
+    """`PartsLikelihoodRatio`: `discrete` plus the smoothed ratio of the other coordinates'
+    absent patterns; None when those never differ (nothing to add)."""
+    rest = tuple(j for j in range(min(a.X.shape[1], b.X.shape[1])) if j not in discrete.columns)
+    patterns, inverse = np.unique(np.concatenate([_absent_pattern(a, rest),
+                                                  _absent_pattern(b, rest)]), return_inverse=True)
+    if len(patterns) < 2:
+        return None
+    c_a = np.bincount(inverse[:len(a)], minlength=len(patterns))
+    c_b = np.bincount(inverse[len(a):], minlength=len(patterns))
+    ratio = _log_ratio(c_a, len(a), c_b, len(b), len(patterns) + 1)
+    return PartsLikelihoodRatio(discrete, patterns, ratio, rest)
+
+
 def _quantile_edges(values: np.ndarray, n_bins: int) -> np.ndarray:
     edges = np.unique(np.quantile(values, np.linspace(0, 1, n_bins + 1)[1:-1]))
     return edges
@@ -603,6 +737,13 @@ def learn_models(a: Encoded, b: Encoded, floating_point: bool = False) -> list[S
     if _outputs_repeat(a, b):
         models.append(learn_key_ratio(a, b))
         few = len(models[-1].keys) <= FEW_OUTPUTS
+    else:
+        part = learn_discrete_part_ratio(a, b)
+        if part is not None:
+            models.append(part)
+            parts = learn_parts_ratio(a, b, part)
+            if parts is not None:
+                models.append(parts)
     d = min(a.X.shape[1], b.X.shape[1], MAX_COORDINATES)
     for j in range(d):
         col = np.concatenate([a.X[:, j], b.X[:, j]])

@@ -171,3 +171,66 @@ def test_shrunk_coordinate_sum_learns_equal_weights_for_laplace_parallel():
         contrast = np.array([r[1] - r[0] for r in shrunk.ratios])
         assert np.all(contrast > 0)
         assert contrast.max() < 1.5 * contrast.min()
+
+
+def _mixed_outputs(rng, n, favoured):
+    """A product of two independent parts: two flags whose JOINT pattern carries the signal
+    ((1, 1): 0.2 under D, 0.1 under D'), and a Gaussian value released with probability 0.6
+    under D, 0.4 under D' (masked otherwise). The best event, flags (1, 1) and a release, has
+    ratio 0.12 / 0.04 = 3; the flags alone reach 2, the release alone 1.5."""
+    patterns = np.array([[1, 1], [0, 0], [1, 0], [0, 1]], dtype=float)
+    probs = [0.2, 0.2, 0.3, 0.3] if favoured else [0.1, 0.3, 0.3, 0.3]
+    flags = patterns[rng.choice(4, size=n, p=probs)]
+    released = rng.random(n) < (0.6 if favoured else 0.4)
+    values = np.column_stack([rng.normal(size=n), flags])
+    mask = np.zeros(values.shape, dtype=bool)
+    mask[:, 0] = ~released
+    return np.ma.MaskedArray(values, mask=mask)
+
+
+def _log_ratio_of_top_event(model, a, b):
+    """ln P_D/P_D' of {score ≥ the model's largest score on a}, on the fresh samples a, b."""
+    top = model.score(a).max()
+    return math.log(np.mean(model.score(a) >= top - 1e-12) / np.mean(model.score(b) >= top - 1e-12))
+
+
+def test_parts_ratio_finds_the_joint_event_of_independent_discrete_and_masked_parts():
+    from dpverify.attacks import DiscretePartRatio, PartsLikelihoodRatio, learn_models
+    from dpverify.encoding import encode
+
+    rng = np.random.default_rng(11)
+    n = 40_000
+    learn = [encode(_mixed_outputs(rng, n, f), n)[0] for f in (True, False)]
+    fresh = [encode(_mixed_outputs(rng, n, f), n)[0] for f in (True, False)]
+    models = learn_models(*learn)
+    part = next(m for m in models if isinstance(m, DiscretePartRatio))
+    parts = next(m for m in models if isinstance(m, PartsLikelihoodRatio))
+    assert part.columns == (1, 2)           # the flags, not the Gaussian value
+    assert _log_ratio_of_top_event(part, *fresh) == pytest.approx(math.log(2), abs=0.08)
+    assert _log_ratio_of_top_event(parts, *fresh) == pytest.approx(math.log(3), abs=0.1)
+
+
+def test_discrete_part_keys_agree_on_float32_search_and_float64_certifying_data():
+    from dpverify.attacks import learn_discrete_part_ratio
+    from dpverify.encoding import encode
+
+    rng = np.random.default_rng(12)
+    a, b = (encode(_mixed_outputs(rng, 5000, f), 5000)[0] for f in (True, False))
+    single = encode(_mixed_outputs(rng, 5000, True), 5000)[0]
+    single32 = encode(_mixed_outputs(np.random.default_rng(99), 5000, True), 5000)[0]
+    single64 = encode(_mixed_outputs(np.random.default_rng(99), 5000, True), 5000)[0]
+    single32.X = single32.X.astype(np.float32)
+    model = learn_discrete_part_ratio(a, b)
+    assert np.array_equal(model.keys_of(single32), model.keys_of(single64))
+    assert len(np.unique(model.keys_of(single))) == 4     # the four flag patterns
+
+
+def test_no_discrete_part_for_outputs_that_are_all_continuous_or_all_discrete():
+    from dpverify.attacks import learn_discrete_part_ratio
+    from dpverify.encoding import encode
+
+    rng = np.random.default_rng(13)
+    continuous = [encode(rng.normal(size=(4000, 3)), 4000)[0] for _ in range(2)]
+    bits = [encode(rng.integers(0, 2, size=(4000, 3)), 4000)[0] for _ in range(2)]
+    assert learn_discrete_part_ratio(*continuous) is None
+    assert learn_discrete_part_ratio(*bits) is None
