@@ -169,15 +169,13 @@ class DiscretePartRatio(KeyLikelihoodRatio):
     columns: tuple = ()       # the few-valued coordinates
     edges: tuple = ()         # per column: midpoints between its learned values
     kind: str = "discrete-part likelihood ratio"
-    subject = "discrete part"
+
+    @property
+    def subject(self) -> str:
+        return f"discrete part ({_columns_text(self.columns)}, – = absent)"
 
     def keys_of(self, enc: Encoded) -> np.ndarray:
         return _discrete_part_keys(enc, self.columns, self.edges)
-
-    def describe(self, sign, threshold):
-        cols = ", ".join(map(str, self.columns[:12])) + (", …" if len(self.columns) > 12 else "")
-        return super().describe(sign, threshold).replace(
-            "discrete part", f"discrete part (output[{cols}], – = absent)", 1)
 
 
 @dataclass
@@ -205,10 +203,14 @@ class PartsLikelihoodRatio(ScoreModel):
 
     def describe(self, sign, threshold):
         rel = "≥" if sign > 0 else "≤"
-        cols = ", ".join(map(str, self.discrete.columns[:12]))
-        more = ", …" if len(self.discrete.columns) > 12 else ""
-        return (f"log-likelihood ratio of the discrete part (output[{cols}{more}]) + that of "
-                f"which other coordinates are present {rel} {sign * threshold:.4g}")
+        return (f"log-likelihood ratio of the discrete part ({_columns_text(self.discrete.columns)})"
+                f" + that of which other coordinates are present {rel} {sign * threshold:.4g}")
+
+
+def _columns_text(columns, most: int = 12) -> str:
+    """"output[10, 11, …]": the coordinates a part model reads, for `describe`."""
+    more = ", …" if len(columns) > most else ""
+    return f"output[{', '.join(map(str, columns[:most]))}{more}]"
 
 
 def _absent_pattern(enc: Encoded, columns) -> np.ndarray:
