@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from .encoding import Encoded, row_hash
-from .stats import expected_bound_and_method
+from .stats import (coupled_block_size, expected_bound_and_method,
+                    expected_paired_bound_and_method, paired_log_ratio_variance)
 
 SMOOTHING = 0.5
 MAX_COORDINATES = 32
@@ -45,6 +47,13 @@ SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors befor
 # ...but only this many when ranking pairs (`Candidate.potential`): a pair whose best event is
 # rare would otherwise lose to pairs with frequent, weaker events long before its rate is known
 PROMISE_SHRINK_Z = 1.0
+# On a paired sample (engine.PAIRED_SEARCH) a threshold's ratio is known so well that the
+# planner's pick among thousands of thresholds is ruled by their estimates' noise (the winner's
+# curse) more than by their certifying precision; paired estimates are shrunk this many more
+# standard errors. Laplace(10) at 2^20 runs per input, seeds 0-3: the bound's gap to the true
+# 0.1 was 0.0003-0.0025 with no extra shrink, 0.0000-0.0006 with 0.5 or 1 (0.0002-0.0010 before
+# pairing); SVT6 and SVT34Parallel (30 s, seeds 0-2) moved within their seed noise from 0.5 to 1.
+PAIRED_EXTRA_Z = 1.0
 TUNING_MIN_HITS = 100
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
 FEW_KEYS = 8  # a discrete event listing at most this many outputs is counted by key equalities
@@ -803,7 +812,7 @@ class Candidate:
     search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
     potential: float = -np.inf  # best expected bound of this model at the final sample size
     grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
-    tuning: tuple | None = None  # (thresholds, k_p, k_q, m_p, m_q): threshold-tuning counts
+    tuning: Tuning | None = None  # threshold-tuning counts on a fresh sample (`retune`)
     # certify with the one-bound ratio test (δ = 0, stats.ratio_epsilon_bound) instead of two
     # Clopper–Pearson bounds; chosen with the threshold, on the same search or tuning counts
     ratio_test: bool = False
@@ -865,12 +874,33 @@ def tuning_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 160) -> n
     return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
 
 
-def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.ndarray, m_p: int,
-           m_q: int, n_certify: int, delta: float, level: float) -> Candidate:
-    """The candidate with its threshold re-chosen on tuning counts (k_p of m_p and k_q of m_q
-    draws at each threshold): the one whose expected certified bound at n_certify is largest."""
-    expected, ratio = expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level,
-                                                shrink_z=TUNING_SHRINK_Z)
+class Tuning(NamedTuple):
+    """A tracked candidate's threshold grid counted on a fresh sample: k_p of m_p draws under P
+    and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
+    blocks (common random numbers), the paired variance of each threshold's log-ratio estimate
+    (stats.paired_variance_from_blocks), else None (independent samples)."""
+
+    thresholds: np.ndarray
+    k_p: np.ndarray
+    k_q: np.ndarray
+    m_p: int
+    m_q: int
+    variance: np.ndarray | None = None
+
+
+def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level: float,
+           chunk_size: int = 0) -> Candidate:
+    """The candidate with its threshold re-chosen on its tuning counts: the one whose expected
+    certified bound at n_certify is largest (on paired counts, planned as `best_events` plans
+    a paired search: paired standard errors, and the coupled certificate with `chunk_size`)."""
+    thresholds, k_p, k_q, m_p, m_q, variance = tuning = Tuning(*tuning)
+    if variance is not None and m_p == m_q:
+        expected, ratio = expected_paired_bound_and_method(
+            k_p, k_q, m_p, n_certify, delta, level, TUNING_SHRINK_Z + PAIRED_EXTRA_Z, variance,
+            coupled_block_size(n_certify, chunk_size) if chunk_size else 0)
+    else:
+        expected, ratio = expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level,
+                                                    shrink_z=TUNING_SHRINK_Z)
     enough = np.asarray(k_p) >= TUNING_MIN_HITS
     if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
         expected = np.where(enough, expected, -np.inf)
@@ -878,20 +908,25 @@ def retune(cand: Candidate, thresholds: np.ndarray, k_p: np.ndarray, k_q: np.nda
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (engine._precise_enough)
     return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
-                   grid=None, tuning=(thresholds, k_p, k_q, m_p, m_q), ratio_test=bool(ratio[i]))
+                   grid=None, tuning=tuning, ratio_test=bool(ratio[i]))
 
 
 @dataclass
 class ScoredModel:
     """A learned model with its scores on the selection half of the search sample, sorted
     ascending (NaN, "never in the event", left out; m_a and m_b still count it): all that
-    `best_events` needs to choose thresholds for any certifying size."""
+    `best_events` needs to choose thresholds for any certifying size. On a paired search sample
+    (row i of both inputs drawn from one seed) also the sorted row-wise minimum and maximum of
+    the two scores: #{min ≥ t} counts the rows in {s ≥ t} under both inputs, #{max ≤ t} those in
+    {s ≤ t}, which is what the paired standard error needs (stats.paired_log_ratio_variance)."""
 
     model: ScoreModel
     sorted_a: np.ndarray
     sorted_b: np.ndarray
     m_a: int
     m_b: int
+    sorted_min: np.ndarray | None = None
+    sorted_max: np.ndarray | None = None
 
 
 def _sorted_present(scores: np.ndarray) -> np.ndarray:
@@ -901,20 +936,43 @@ def _sorted_present(scores: np.ndarray) -> np.ndarray:
     return ordered[:np.searchsorted(ordered, np.nan, side="left")]
 
 
-def score_selection(model: ScoreModel, sel_a: Encoded, sel_b: Encoded) -> ScoredModel:
+def score_selection(model: ScoreModel, sel_a: Encoded, sel_b: Encoded,
+                    paired: bool = False) -> ScoredModel:
     s_a, s_b = model.score(sel_a), model.score(sel_b)
-    return ScoredModel(model, _sorted_present(s_a), _sorted_present(s_b), len(s_a), len(s_b))
+    if not (paired and len(s_a) == len(s_b)):
+        return ScoredModel(model, _sorted_present(s_a), _sorted_present(s_b), len(s_a), len(s_b))
+    # np.minimum/np.maximum propagate NaN: a row outside every event under one input is
+    # never in an event under both
+    return ScoredModel(model, _sorted_present(s_a), _sorted_present(s_b), len(s_a), len(s_b),
+                       _sorted_present(np.minimum(s_a, s_b)),
+                       _sorted_present(np.maximum(s_a, s_b)))
+
+
+def _plan(kp, mp, kq, mq, kboth, n, delta, level, shrink_z, chunk_size):
+    """Expected bound and ratio-test choice per threshold: paired where the joint counts are
+    known (`kboth`), else from independent rates."""
+    if kboth is None:
+        return expected_bound_and_method(kp, mp, kq, mq, n, delta, level, shrink_z)
+    return expected_paired_bound_and_method(kp, kq, mp, n, delta, level,
+                                            shrink_z + PAIRED_EXTRA_Z,
+                                            paired_log_ratio_variance(kp, kq, kboth),
+                                            coupled_block_size(n, chunk_size)
+                                            if chunk_size else 0)
 
 
 def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, level: float,
-                n_final: int) -> list[Candidate]:
+                n_final: int, chunk_size: int = 0) -> list[Candidate]:
     """For each direction, the threshold maximising the expected certified bound on the
     selection half at this stage's certifying size; `potential` records the best at the final
     size. The sign −1 order is the reversed, negated sign +1 one: each score is sorted once.
     The four (sign, direction) threshold sweeps are planned in one call per figure: on the
-    small samples of the first stages, per-call overhead, not arithmetic, is what search costs."""
+    small samples of the first stages, per-call overhead, not arithmetic, is what search costs.
+    On a paired selection sample the rates are shrunk by paired standard errors and the
+    coupled certificate is planned too (`chunk_size`: the certifying chunk, which sets its
+    blocks; 0 plans independent certificates only)."""
     model, m_a, m_b = scored.model, scored.m_a, scored.m_b
-    sweeps = []   # (sign, direction, thresholds, k_p, m_p, k_q, m_q)
+    paired = scored.sorted_min is not None
+    sweeps = []   # (sign, direction, thresholds, k_p, m_p, k_q, m_q, k_both)
     for sign in (1, -1):
         va, vb = ((scored.sorted_a, scored.sorted_b) if sign > 0
                   else (-scored.sorted_a[::-1], -scored.sorted_b[::-1]))
@@ -923,21 +981,27 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
             continue
         ka = count_at_least(va, thresholds)
         kb = count_at_least(vb, thresholds)
-        sweeps += [(sign, 0, thresholds, ka, m_a, kb, m_b), (sign, 1, thresholds, kb, m_b, ka, m_a)]
+        kab = (None if not paired else count_at_least(
+            scored.sorted_min if sign > 0 else -scored.sorted_max[::-1], thresholds))
+        sweeps += [(sign, 0, thresholds, ka, m_a, kb, m_b, kab),
+                   (sign, 1, thresholds, kb, m_b, ka, m_a, kab)]
     if not sweeps:
         return []
     kp = np.concatenate([w[3] for w in sweeps])
     kq = np.concatenate([w[5] for w in sweeps])
     mp = np.concatenate([np.full(len(w[2]), w[4]) for w in sweeps])
     mq = np.concatenate([np.full(len(w[2]), w[6]) for w in sweeps])
-    expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n_certify, delta, level,
-                                                SEARCH_SHRINK_Z)
+    kboth = np.concatenate([w[7] for w in sweeps]) if paired else None
+    expected, ratio = _plan(kp, mp, kq, mq, kboth, n_certify, delta, level, SEARCH_SHRINK_Z,
+                            chunk_size)
     potentials = _potentials(kp, mp, kq, mq, n_final, delta, level,
                              np.cumsum([0] + [len(w[2]) for w in sweeps]),
-                             cautious=expected if n_final == n_certify else None)
+                             cautious=expected if n_final == n_certify else None,
+                             kboth=kboth, chunk_size=chunk_size)
     best = {0: None, 1: None}
     stop = 0
-    for (sign, direction, thresholds, k_p, m_p, k_q, m_q), potential in zip(sweeps, potentials):
+    for (sign, direction, thresholds, k_p, m_p, k_q, m_q, _), potential in zip(sweeps,
+                                                                                potentials):
         start, stop = stop, stop + len(thresholds)
         i = int(np.argmax(expected[start:stop]))
         if best[direction] is None or expected[start + i] > best[direction].expected_epsilon:
@@ -950,22 +1014,24 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
     return [best[d] for d in (0, 1) if best[d] is not None]
 
 
-def _potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None) -> list[float]:
+def _potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None, kboth=None,
+                chunk_size=0) -> list[float]:
     """What a score promises at the final size, to rank pairs, for each sweep of thresholds
     kp[bounds[i]:bounds[i+1]]: the best expected bound over its thresholds, shrunk by
     SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where at least
     TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail threshold
     shrunk by one standard error still promises nearly anything). `cautious`: the
-    SEARCH_SHRINK_Z figures at n_final when the caller already has them."""
+    SEARCH_SHRINK_Z figures at n_final when the caller already has them; `kboth`: joint counts
+    of a paired sample (`_plan`)."""
     if cautious is None:
-        cautious = expected_bound_and_method(kp, mp, kq, mq, n_final, delta, level,
-                                             SEARCH_SHRINK_Z)[0]
+        cautious = _plan(kp, mp, kq, mq, kboth, n_final, delta, level, SEARCH_SHRINK_Z,
+                         chunk_size)[0]
     enough = np.asarray(kp) >= TUNING_MIN_HITS
     hopeful = np.full(len(kp), -np.inf)
     if enough.any():
-        hopeful[enough] = expected_bound_and_method(kp[enough], mp[enough], kq[enough],
-                                                    mq[enough], n_final, delta, level,
-                                                    PROMISE_SHRINK_Z)[0]
+        hopeful[enough] = _plan(kp[enough], mp[enough], kq[enough], mq[enough],
+                                None if kboth is None else kboth[enough], n_final, delta,
+                                level, PROMISE_SHRINK_Z, chunk_size)[0]
     out = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
         best = float(np.max(cautious[start:stop]))
@@ -975,21 +1041,25 @@ def _potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None) ->
     return out
 
 
-def learn_pair(search_a: Encoded, search_b: Encoded,
-               floating_point: bool = False) -> list[ScoredModel]:
+def learn_pair(search_a: Encoded, search_b: Encoded, floating_point: bool = False,
+               paired: bool = False) -> list[ScoredModel]:
     """Learn on even-indexed search samples and score the odd-indexed ones (the selection half,
-    on which thresholds are chosen)."""
+    on which thresholds are chosen). `paired`: row i of both samples shares its random numbers
+    (the engine's search draws them so), which the selection's joint counts then use."""
     learn_a, sel_a = search_a.take(slice(0, None, 2)), search_a.take(slice(1, None, 2))
     learn_b, sel_b = search_b.take(slice(0, None, 2)), search_b.take(slice(1, None, 2))
-    return [score_selection(model, sel_a, sel_b)
+    return [score_selection(model, sel_a, sel_b, paired)
             for model in learn_models(learn_a, learn_b, floating_point)]
 
 
 def pair_events(pair: int, learned: list[ScoredModel], n_certify: int, delta: float,
-                level: float, n_final: int | None = None) -> list[Candidate]:
-    """Each learned model's best event per direction for a certifying sample of n_certify."""
+                level: float, n_final: int | None = None,
+                chunk_size: int = 0) -> list[Candidate]:
+    """Each learned model's best event per direction for a certifying sample of n_certify
+    (`chunk_size`: see `best_events`)."""
     return [c for scored in learned
-            for c in best_events(scored, pair, n_certify, delta, level, n_final or n_certify)]
+            for c in best_events(scored, pair, n_certify, delta, level, n_final or n_certify,
+                                 chunk_size)]
 
 
 def search_pair(pair: int, search_a: Encoded, search_b: Encoded, n_certify: int, delta: float,

@@ -36,7 +36,7 @@ from joblib import Parallel, delayed
 from . import pairs as pairs_module
 from .budget import CountingCost, TimeBudget, search_rows
 from .attacks import (PROBE_STRIDE, Candidate, PairEvaluator, count_at_least, curve_grid,
-                      learn_models, learn_pair, pair_events, retune, tuning_grid)
+                      Tuning, learn_models, learn_pair, pair_events, retune, tuning_grid)
 from .encoding import Encoded
 from .errors import InvalidClaimError
 from .compose import group_claim
@@ -48,9 +48,11 @@ from .progress import Progress
 from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng, poisson_sample_size,
                        split_into_chunks)
 from .region import box_outside
-from .stats import (certified_epsilon, coupled_epsilon_bound, cp_lower, cp_upper,
-                    delta_lower_curve, epsilon_pvalue, expected_bound_and_method,
-                    expected_certified_epsilon, expected_coupled_epsilon, final_stage_alphas,
+from .stats import (MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_BLOCKS,  # noqa: F401 (re-exported)
+                    MIN_COUPLED_HITS_PER_BLOCK, certified_epsilon, coupled_block_size,
+                    coupled_epsilon_bound, cp_lower, cp_upper, delta_lower_curve, epsilon_pvalue,
+                    expected_bound_and_method, expected_certified_epsilon,
+                    expected_coupled_epsilon, final_stage_alphas, paired_variance_from_blocks,
                     plug_in_epsilon, ratio_epsilon_bound, stage_alphas, wilson_bounds)
 
 DEFAULT_SAMPLES_BATCHED = 1 << 22
@@ -67,21 +69,28 @@ PRUNE_AFTER_STAGE = 5   # from then on only the most promising pairs get more se
 # PrefixSum and NumericalSVT (1-5 seeds) the other bounds moved within their seed noise.
 ACTIVE_PAIRS = 3
 SEARCH_PRECISION = 0.01
+# Search samples are paired: row i of M(D) and of M(D') is drawn from one seed (common random
+# numbers, as the coupled certificate's blocks are). Nothing certified rests on them; paired,
+# a rare event's log-ratio is measured 2-4x more precisely on the same runs (SVT events), so the
+# planner can tell a rare strong event from a frequent weaker one before either is tracked.
+PAIRED_SEARCH = True
+# ...and so are the samples on which a measurement run's stages that certify nothing count the
+# tracked grids: in at least TUNING_BLOCKS blocks of at least MIN_TUNING_BLOCK_RUNS runs
+TUNING_BLOCKS = 64
+MIN_TUNING_BLOCK_RUNS = 1 << 10
 SUPPORT_MISMATCH_HITS = 20
 TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
 BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
 PILOT_SHARE = 16  # a stage's pilot (`_pilot`) draws at most 1/16 of its planned runs per input,
 PILOT_RUNS = 1 << 16  # and at most this many, unless it also times a time budget's last stage
-# The coupled certificate (stats.coupled_epsilon_bound) is a t-test on block means: it is used
-# only with at least this many blocks, each expected to hold at least this many hits under
-# either input and this many runs where the two inputs disagree on the event (the runs that
-# carry its variance), so that every block mean is near-normal.
-MIN_COUPLED_BLOCKS = 64
-MIN_COUPLED_HITS_PER_BLOCK = 50
-# ...and blocks of at least this many runs: a chunk costs ~0.3 ms to dispatch, encode and count
-# whatever its size, as much as drawing 10^4 Laplace values (smaller stages keep independent
-# samples, which are cheap there anyway)
-MIN_COUPLED_BLOCK_RUNS = 1 << 14
+# MIN_COUPLED_BLOCKS, MIN_COUPLED_HITS_PER_BLOCK, MIN_COUPLED_BLOCK_RUNS: stats.py (the
+# coupled certificate's conditions, which the search's planning shares)
+
+
+def tuning_block_size(n: int, chunk_size: int) -> int:
+    """Runs per paired block of a tuning sample of n runs per input (0: too small to pair)."""
+    block = min(chunk_size, n // TUNING_BLOCKS)
+    return block if block >= MIN_TUNING_BLOCK_RUNS else 0
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -175,7 +184,8 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     cap = _search_cap(search, active)
     tasks = [t for p in active for s in (0, 1)
              for t in split_into_chunks(int(min(n_j, max(cap - kept[p], 0))), sampler.chunk_size,
-                                        pair=p, side=s, stage=j, purpose=SEARCH)]
+                                        pair=p, side=s, stage=j, purpose=SEARCH,
+                                        coupled=PAIRED_SEARCH)]
     for task, enc in zip(tasks, sampler.run(tasks)):
         # float32 halves the memory; an event is whatever the chosen rule selects, so
         # rounding while searching cannot affect soundness (float-bit attacks need the bits)
@@ -197,10 +207,11 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
             models = learned[p][1]
         else:
             relearned.append(sum(sizes))
-            models = learn_pair(*data[p], floating_point)
+            models = learn_pair(*data[p], floating_point, PAIRED_SEARCH)
             if kept[p] >= cap:  # no more search data will come: keep for the next stages
                 learned[p] = (sizes, models)
-        return pair_events(p, models, planned or n_j, delta, level, n_final)
+        return pair_events(p, models, planned or n_j, delta, level, n_final,
+                           sampler.chunk_size)
 
     # several pairs are learned side by side on threads (numpy's sorts and reductions release
     # the GIL); results come back in pair order, so the candidates do not depend on n_jobs
@@ -236,18 +247,18 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float) -> list[Candidate]:
+def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
+                chunk_size: int = 0) -> list[Candidate]:
     """Candidates tracked on the previous stage's certifying sample, with thresholds re-chosen on
     those counts for this stage's size n. That sample is independent of this stage's certifying
     sample, so it can choose this stage's events. It is a quarter of the previous stage's
     certifying sample (PROBE_STRIDE): 2^18 outputs per input at the stage before last of a
     default audit, as many as the search sample's selection half, and more for larger budgets
     (a measurement run counts them on the whole sample of its stages that certify nothing);
-    being fresh, it is free of the selection bias of the data the model was fitted on."""
-    out = []
-    for c in tracked:
-        out.append(retune(c, *c.tuning, n, delta, level))
-    return out
+    being fresh, it is free of the selection bias of the data the model was fitted on. Where
+    it was drawn in paired blocks, thresholds are planned on paired standard errors
+    (`retune`; `chunk_size` sets the coupled certificate's blocks)."""
+    return [retune(c, c.tuning, n, delta, level, chunk_size) for c in tracked]
 
 
 def _hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Candidate]:
@@ -287,15 +298,18 @@ CONCENTRATE_Z = 2.0  # the lead a re-tuned event needs, in standard errors of it
 
 
 def _tuning_standard_error(cand: Candidate) -> float:
-    """sqrt(1/k_p + 1/k_q): the standard error of the log-ratio estimate at the candidate's
-    threshold on its tuning counts (inf where one count is 0)."""
-    thresholds, k_p, k_q = cand.tuning[:3]
+    """The standard error of the log-ratio estimate at the candidate's threshold on its tuning
+    counts: the paired one where they were counted in paired blocks, else sqrt(1/k_p + 1/k_q)
+    (inf where one count is 0)."""
+    thresholds, k_p, k_q, _, _, variance = Tuning(*cand.tuning)
     i = int(np.argmin(np.abs(np.asarray(thresholds) - cand.threshold)))
-    return math.sqrt(1 / k_p[i] + 1 / k_q[i]) if k_p[i] > 0 and k_q[i] > 0 else math.inf
+    if not (k_p[i] > 0 and k_q[i] > 0):
+        return math.inf
+    return math.sqrt(variance[i] if variance is not None else 1 / k_p[i] + 1 / k_q[i])
 
 
 def _concentrate(events: list[Candidate], n: int, delta: float,
-                 level_alone: float) -> list[Candidate]:
+                 level_alone: float, chunk_size: int = 0) -> list[Candidate]:
     """A measurement run's certifying stage: all of α on its best re-tuned event when the others
     are clearly not worth their share. The events were planned for a share of α each; alone,
     the best event's threshold is re-chosen for all of it (`level_alone`: the per-bound level of
@@ -309,7 +323,7 @@ def _concentrate(events: list[Candidate], n: int, delta: float,
     if best is None or best.tuning is None or any(
             c.expected_epsilon > best.expected_epsilon for c in events[1:]):
         return events
-    alone = retune(best, *best.tuning, n, delta, level_alone)
+    alone = retune(best, best.tuning, n, delta, level_alone, chunk_size)
     lead = max(alone.expected_epsilon - best.expected_epsilon,
                CONCENTRATE_Z * _tuning_standard_error(best))
     if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - lead:
@@ -448,14 +462,6 @@ def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS):
                         else math.inf)
             rates[i] = (k_p, k_q, n, int(np.count_nonzero(a != b)), variance)
     return seconds, rates
-
-
-def coupled_block_size(n: int, chunk_size: int) -> int:
-    """Runs per block of a coupled stage of n runs per input: a chunk, or less so that there
-    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple, below
-    MIN_COUPLED_BLOCK_RUNS)."""
-    block = min(chunk_size, n // MIN_COUPLED_BLOCKS)
-    return block if block >= min(MIN_COUPLED_BLOCK_RUNS, chunk_size) else 0
 
 
 def _choose_coupling(events: list[Candidate], rates: dict, n: int, chunk_size: int,
@@ -679,7 +685,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     # stage's fresh sample counts the tracked grids again, on every output, and
                     # re-chooses on ever larger counts (the stage before last's whole sample:
                     # n/4 per input for a budget of n).
-                    carried = _distinct(sorted(_carry_over(tracked, sizes[-1], dlt, level),
+                    carried = _distinct(sorted(_carry_over(tracked, sizes[-1], dlt, level,
+                                                           sampler.chunk_size),
                                                key=lambda c: -c.expected_epsilon))
                     events = [replace(c, grid=None) for c in carried[:K]]
                     if not stop_early and not final_measurement:
@@ -692,7 +699,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     # for its own smaller size, a rare event with a large ratio loses to frequent
                     # weaker ones before it is ever tracked)
                     planned = n_j if certifies else sizes[min(j, len(sizes) - 1)]
-                    carried = _carry_over(tracked, planned, dlt, level)
+                    carried = _carry_over(tracked, planned, dlt, level, sampler.chunk_size)
                     search_started = time.perf_counter()
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
                                            level, K, floating, learned, planned)
@@ -714,7 +721,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                and carried else pool[:K])]
                 if final_measurement:
                     events = _concentrate(_same_events_merged(_distinct(events), data), n_j,
-                                          dlt, alpha_j / 2)
+                                          dlt, alpha_j / 2, sampler.chunk_size)
                 # the stage's α is split over the events it really certifies (union bound)
                 cert_level = alpha_j / (2 * len(events)) if certifies and events else level
                 if curves:
@@ -744,6 +751,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 if certifies:
                     events, coupled_pairs, block = _choose_coupling(
                         events, pilot, n_j, sampler.chunk_size, dlt, cert_level)
+                elif PAIRED_SEARCH and probes:
+                    # nothing certified: the tracked grids are counted in paired blocks, on
+                    # which a rare event's ratio is known far better (`retune`)
+                    block = tuning_block_size(n_j, sampler.chunk_size)
+                    coupled_pairs = frozenset(c.pair for c in probes) if block else frozenset()
                 # a stage that certifies nothing draws only what its probes need; with no events
                 # to count, the tracked grids get every output (4× the tuning data for the
                 # thresholds the last stage certifies)
@@ -771,8 +783,13 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             # outputs the grids saw under each input (the counts' last entry)
                             m_p = int(counts[p, cand.direction][-1])
                             m_q = int(counts[p, 1 - cand.direction][-1])
-                            tracked.append(replace(cand, grid=None,
-                                                   tuning=(cand.grid, g_p, g_q, m_p, m_q)))
+                            variance = None
+                            if (p, cand.direction) in blocks:  # paired blocks
+                                b_p, b_q = _grid_slice(cs, i, blocks[p, cand.direction].T,
+                                                       blocks[p, 1 - cand.direction].T)
+                                variance = paired_variance_from_blocks(b_p.T, b_q.T)
+                            tracked.append(replace(cand, grid=None, tuning=Tuning(
+                                cand.grid, g_p, g_q, m_p, m_q, variance)))
                             continue
                         if not certifies:
                             continue

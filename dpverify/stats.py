@@ -192,6 +192,96 @@ def expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level, shrin
     return np.where(use_ratio, ratio, two), use_ratio
 
 
+# The coupled certificate (`coupled_epsilon_bound`) is a t-test on block means: it is used only
+# with at least this many blocks, each expected to hold at least this many hits under either
+# input and this many runs where the two inputs disagree on the event (the runs that carry its
+# variance), so that every block mean is near-normal...
+MIN_COUPLED_BLOCKS = 64
+MIN_COUPLED_HITS_PER_BLOCK = 50
+# ...and blocks of at least this many runs: a chunk costs ~0.3 ms to dispatch, encode and count
+# whatever its size, as much as drawing 10^4 Laplace values (smaller stages keep independent
+# samples, which are cheap there anyway)
+MIN_COUPLED_BLOCK_RUNS = 1 << 14
+
+
+def coupled_block_size(n: int, chunk_size: int) -> int:
+    """Runs per block of a coupled stage of n runs per input: a chunk, or less so that there
+    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple, below
+    MIN_COUPLED_BLOCK_RUNS)."""
+    block = min(chunk_size, n // MIN_COUPLED_BLOCKS)
+    return block if block >= min(MIN_COUPLED_BLOCK_RUNS, chunk_size) else 0
+
+
+def paired_log_ratio_variance(k_p, k_q, k_both):
+    """Var ln(k_p/k_q) when the two samples are paired run for run on common random numbers
+    (row i of M(D) and of M(D') drawn from one seed): (d_p + d_q)/(k_p·k_q) by the delta method,
+    where d_p = k_p − k_both and d_q = k_q − k_both count the rows in S under one input only and
+    k_both those in S under both. Independent samples give (k_p + k_q)/(k_p·k_q) = 1/k_p + 1/k_q;
+    when the same noise usually puts both runs in or out of S, d_p + d_q ≪ k_p + k_q. The
+    disagreeing rows are counted one Poisson standard error (+1) high, so a threshold resting on
+    a handful of them is not planned as if they were known exactly."""
+    k_p, k_q, k_both = (np.asarray(x, dtype=float) for x in (k_p, k_q, k_both))
+    d = np.maximum(k_p + k_q - 2 * k_both, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (d + np.sqrt(d) + 1.0) / (k_p * k_q)
+
+
+def paired_variance_from_blocks(blocks_p, blocks_q):
+    """Var ln(K_p/K_q) per threshold from B paired blocks (rows: blocks of equal size drawn by
+    both inputs from one seed each; columns: thresholds), K = the counts summed over blocks.
+    Blocks are i.i.d., so by the delta method Var ≈ B·Var_b(K_p,b/K_p − K_q,b/K_q) (batch
+    means, with the sample variance over blocks; Law & Kelton §9.5). It is raised by one
+    standard error of that sample variance (√(2/(B − 1)) of it) and by 1/(K_p·K_q), the
+    `paired_log_ratio_variance` floor, so a threshold whose blocks happen to agree is not
+    planned as if its ratio were exact; inf where an input has no hit."""
+    bp, bq = (np.asarray(x, dtype=float) for x in (blocks_p, blocks_q))
+    B = bp.shape[0]
+    kp, kq = bp.sum(axis=0), bq.sum(axis=0)
+    ok = (kp > 0) & (kq > 0) & (B > 2)
+    if not np.any(ok):
+        return np.full(kp.shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = bp / np.where(ok, kp, 1.0) - bq / np.where(ok, kq, 1.0)
+        var = B * share.var(axis=0, ddof=1) * (1 + math.sqrt(2 / max(B - 1, 1)))
+        return np.where(ok, var + 1.0 / (np.where(ok, kp, 1.0) * np.where(ok, kq, 1.0)),
+                        np.inf)
+
+
+def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrink_z, variance,
+                                     block=0):
+    """`expected_bound_and_method` for an event counted on m PAIRED runs per input (common random
+    numbers) whose log-ratio estimate ln(k_p/k_q) has variance `variance`
+    (`paired_log_ratio_variance` from joint counts, `paired_variance_from_blocks` from block
+    counts): the estimate is shrunk `shrink_z` paired standard errors (not independent ones: on
+    a paired sample a rare event's ratio is known far better than its two rates are), then the
+    certificate is planned at n_certify as the better of the independent ones (from the shrunk
+    rates) and, where a coupled certifying sample of `block` runs per block would hold
+    MIN_COUPLED_HITS_PER_BLOCK hits and disagreements per block, the coupled t-test
+    (`expected_coupled_epsilon`; the disagreements are read off the variance, which is
+    (d_p + d_q)/(k_p·k_q) for d disagreeing runs). With δ > 0, or where an input has no hit,
+    the independent plan is returned as it is. Used only to choose events on search data."""
+    independent, ratio = expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level,
+                                                   shrink_z)
+    k_p, k_q, variance = (np.asarray(x, dtype=float) for x in (k_p, k_q, variance))
+    ok = (k_p > 0) & (k_q > 0) & np.isfinite(variance)
+    if delta > 0 or not np.any(ok):
+        return independent, ratio
+    kp, kq = np.where(ok, k_p, 1.0), np.where(ok, k_q, 1.0)
+    se = np.sqrt(np.where(ok, variance, 0.0))
+    p_s, q_s = kp / m * np.exp(-shrink_z * se / 2), kq / m * np.exp(shrink_z * se / 2)
+    planned, ratio_paired = expected_bound_and_method(p_s * m, m, q_s * m, m, n_certify, 0.0,
+                                                      level, 0.0)
+    if block > 0:
+        disagree = se * se * kp * kq
+        per_block = np.minimum(np.minimum(kp, kq), disagree) * block / m
+        n_blocks = -(-int(n_certify) // block)
+        coupled = expected_coupled_epsilon(p_s, q_s, se * se * m, n_certify, n_blocks, 0.0,
+                                           2 * level)
+        planned = np.where(per_block >= MIN_COUPLED_HITS_PER_BLOCK,
+                           np.maximum(planned, coupled), planned)
+    return np.where(ok, planned, independent), np.where(ok, ratio_paired, ratio)
+
+
 @lru_cache(maxsize=64)
 def _normal_quantile(level: float) -> float:
     """z with P[N(0,1) > z] = level; cached because scipy's scalar call costs ~0.3 ms and the

@@ -204,3 +204,30 @@ def test_each_direction_gets_the_threshold_its_own_sweeps_plan_best(seed):
         c = found[direction]
         assert (c.expected_epsilon, c.sign, c.threshold, c.ratio_test) == best
         assert c.pair == 3 and c.potential >= c.expected_epsilon
+
+
+def test_a_paired_search_sample_lets_the_planner_see_a_rare_strong_event():
+    """An event on 0.04% of runs at log-ratio 0.8 (a certifying sample of 2^24 runs per input
+    certifies ~0.75 on it) against one on 10% at 0.3 (≤ 0.3 however many runs). On a
+    selection half of 2^18 runs, counted independently, the rare event's ~100 hits leave its
+    ratio so uncertain that the planner takes the frequent one on about half of the seeds.
+    On paired runs (one noise per row for both inputs, as the engine's search draws them)
+    its ratio rests on the ~60 rows where the inputs disagree, and the planner takes it on
+    every seed."""
+    from dpverify.attacks import Coordinate, ScoredModel, best_events
+    m, p_rare, p_frequent = 1 << 18, 0.0004, 0.1
+    chose_rare = {True: 0, False: 0}
+    for seed in range(20):
+        u = np.random.default_rng(seed).random(m)   # the shared noise of each paired row
+        a = np.where(u < p_rare, 2.0, np.where(u < p_frequent, 1.0, 0.0))
+        b = np.where(u < p_rare * np.exp(-0.8), 2.0,
+                     np.where(u < p_frequent * np.exp(-0.3), 1.0, 0.0))
+        for paired in (True, False):
+            joint = ((np.sort(np.minimum(a, b)), np.sort(np.maximum(a, b))) if paired
+                     else (None, None))
+            scored = ScoredModel(Coordinate(0), np.sort(a), np.sort(b), m, m, *joint)
+            best = [c for c in best_events(scored, 0, 1 << 24, 0.0, 0.0025, 1 << 24, 1 << 18)
+                    if c.direction == 0][0]
+            chose_rare[paired] += best.threshold == 2.0
+    assert chose_rare[True] >= 19
+    assert chose_rare[False] <= 14

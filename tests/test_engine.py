@@ -163,7 +163,7 @@ def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_
     grid = (np.array([0.0, 1.0, 2.0]), np.array([600_000, 200_000, 30_000]),
             np.array([500_000, 150_000, 20_000]), 10_000_000, 10_000_000)
     n, level = 1_000_000, 0.025
-    tuned = retune(Candidate(0, 0, Coordinate(0), 1, 0.0, 0.0, (1, 2, 1, 2)), *grid, n, 0.0,
+    tuned = retune(Candidate(0, 0, Coordinate(0), 1, 0.0, 0.0, (1, 2, 1, 2)), grid, n, 0.0,
                    level)
 
     def searched(expected):
@@ -231,7 +231,9 @@ def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch
     # stage 2 fills the cap (1024 + 3072 runs per input); stage 3 draws nothing new
     assert kept[0] == 1 << 12
     assert calls == [1 << 10, 1 << 12]
-    fresh = pair_events(0, real_learn(*stages[2].data[0]), 1 << 14, 0.0, 0.01, 1 << 16)
+    # the engine's search samples are paired (row i of both inputs from one seed)
+    fresh = pair_events(0, real_learn(*stages[2].data[0], False, engine.PAIRED_SEARCH),
+                        1 << 14, 0.0, 0.01, 1 << 16, sampler.chunk_size)
     reused = sorted(stages[2].candidates, key=lambda c: (c.model.kind, c.direction, c.sign))
     fresh = sorted(fresh, key=lambda c: (c.model.kind, c.direction, c.sign))
     assert [(c.threshold, c.expected_epsilon) for c in reused] == \
@@ -349,3 +351,44 @@ def test_stages_that_certify_nothing_choose_events_for_the_next_stage(monkeypatc
         assert set(planned) <= set(sizes) and 1 << 10 in planned
     else:
         assert set(planned) <= set(sizes[1:]) and 1 << 12 in planned
+
+
+# ---- paired search and tuning samples (PAIRED_SEARCH) ----
+
+def test_search_samples_are_paired_run_for_run():
+    """The search draws row i of M(D) and of M(D') from one seed: Laplace's outputs on 0 and 1
+    then differ by exactly the shift on every row (independent draws almost never would)."""
+    from dpverify import engine
+    from dpverify.mechanism import as_mechanism
+    from dpverify.sampling import Sampler
+    search = {(0, 0): [], (0, 1): []}
+    with Sampler(as_mechanism(make_laplace(0.1)), [(0.0, 1.0)], 3, n_jobs=1) as sampler:
+        chosen = engine._search_stage(sampler, search, np.zeros(1, dtype=np.int64), [0], 2,
+                                      1 << 12, 1 << 16, 0.0, 0.01, 2)
+    a, b = chosen.data[0]
+    assert len(a) == len(b) == 1 << 12
+    np.testing.assert_allclose(b.X - a.X, 1.0, atol=1e-3)
+
+
+def test_a_measurement_runs_tuning_counts_are_paired_and_planned_as_such(monkeypatch):
+    """The stages of a measurement run that certify nothing count the tracked grids in paired
+    blocks; the variance they carry for each threshold is the paired one: for Laplace's
+    half-lines (both inputs' runs fall on the same side of t unless the noise lands within the
+    shift of it) far below the independent 1/k_p + 1/k_q."""
+    from dpverify import engine
+    tunings = []
+    real = engine.retune
+    monkeypatch.setattr(engine, "retune",
+                        lambda cand, tuning, *a, **k: tunings.append((cand, tuning)) or
+                        real(cand, tuning, *a, **k))
+    result = dpverify.audit(make_laplace(0.1), stop_early=False, samples=1 << 20, seed=0,
+                            confidence=0.9)
+    assert result.epsilon_lower_bound <= 0.1 + 0.001   # the truth is 0.1
+    # stages of 2^16 and 2^18 runs are paired (64 blocks of ≥ 2^10 runs), smaller ones not
+    half_lines = [t for c, t in tunings if c.model.kind == "half-line" and t.variance is not None]
+    assert len(half_lines) >= 2 and {t.m_p for t in half_lines} >= {1 << 16, 1 << 18}
+    for t in half_lines:
+        k_p, k_q = np.asarray(t.k_p, float), np.asarray(t.k_q, float)
+        many = (k_p >= 1000) & (k_q >= 1000)
+        assert many.any()
+        assert np.all(t.variance[many] < (1 / k_p[many] + 1 / k_q[many]) / 4)
