@@ -745,8 +745,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     # its events known, the last stage takes the time left on their pairs, at
                     # the rate the pilot measured (only if the budget, not a test, set the stage)
                     measured = pilot_seconds if budget.ceiling is not None else None
+                    # (it may shrink, to no less than the stage before's size, when the pilot
+                    # shows the time left will not buy the planned runs)
                     n_j = sizes[-1] = budget.fill_last(n_j, len({c.pair for c in events}),
-                                                       len(events), measured)
+                                                       len(events), measured,
+                                                       least=n_j // GROWTH)
                 coupled_pairs, block = frozenset(), 0
                 if certifies:
                     events, coupled_pairs, block = _choose_coupling(

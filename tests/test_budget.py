@@ -96,6 +96,18 @@ def test_a_measured_rate_sizes_the_last_stage_instead_of_the_projection():
     assert 19_900 <= budget.fill_last(1000, 1, 2, measured=0.0) <= 20_000
 
 
+def test_a_measured_rate_may_shrink_the_last_stage_but_not_below_the_stage_before():
+    # planned for 100,000 runs per input, the pilot measures 1 ms a run: the ~10 s left buy
+    # ~10,000, and the stage takes that many (the budget is kept) down to `least`, the size of
+    # the stage before; a projected rate alone never takes runs away
+    budget = TimeBudget(10.0, time.perf_counter())
+    budget.counting = CountingCost(1000, 1, 2, 0.5, 0.25, 0.25)
+    budget.ceiling = 1 << 20
+    assert 9_900 <= budget.fill_last(100_000, 1, 2, measured=1e-3, least=2_000) <= 10_000
+    assert budget.fill_last(100_000, 1, 2, measured=1e-3, least=25_000) == 25_000
+    assert budget.fill_last(100_000, 1, 2, least=25_000) == 100_000
+
+
 def test_the_last_stage_is_sized_on_a_timing_pilot_drawn_apart_from_its_sample(monkeypatch):
     """The pilot's runs have a seed purpose of their own, come before the last stage's counting,
     are at most a sixteenth of its planned size, and never enter the witness's counts; the run's
