@@ -19,8 +19,9 @@ ratio, so every attack here estimates (a monotone transform of) it:
 
 Models are learned on one half of the search sample and thresholds chosen on the other half by
 the bound a certifying sample of the planned size is expected to give (stats.
-expected_certified_epsilon), so no fixed probability floor caps the bound. The certifying sample
-is never seen here.
+expected_certified_epsilon; on a paired search sample, with paired standard errors:
+stats.expected_paired_bound_and_method), so no fixed probability floor caps the bound. The
+certifying sample is never seen here.
 """
 from __future__ import annotations
 
@@ -796,6 +797,20 @@ def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndar
     return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")
 
 
+class Tuning(NamedTuple):
+    """A tracked candidate's threshold grid counted on a fresh sample: k_p of m_p draws under P
+    and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
+    blocks (common random numbers), the paired variance of each threshold's log-ratio estimate
+    (stats.paired_variance_from_blocks), else None (independent samples)."""
+
+    thresholds: np.ndarray
+    k_p: np.ndarray
+    k_q: np.ndarray
+    m_p: int
+    m_q: int
+    variance: np.ndarray | None = None
+
+
 @dataclass
 class Candidate:
     """An event S = {sign · s(o) ≥ threshold} for one pair, tested in one direction.
@@ -872,20 +887,6 @@ def tuning_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 160) -> n
     tail = 1 - np.geomspace(2.0 / v.size, 0.5, points // 2)
     levels = np.unique(np.concatenate([tail, np.linspace(0, 1, points // 4)]))
     return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
-
-
-class Tuning(NamedTuple):
-    """A tracked candidate's threshold grid counted on a fresh sample: k_p of m_p draws under P
-    and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
-    blocks (common random numbers), the paired variance of each threshold's log-ratio estimate
-    (stats.paired_variance_from_blocks), else None (independent samples)."""
-
-    thresholds: np.ndarray
-    k_p: np.ndarray
-    k_q: np.ndarray
-    m_p: int
-    m_q: int
-    variance: np.ndarray | None = None
 
 
 def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level: float,

@@ -19,6 +19,10 @@ Statistical design (theory.md §2), stated once:
   spends all of it, so its bound is as tight as one pre-chosen event's. With a time budget
   (`seconds=`, dpverify/budget.py) which stage is the last, and its size, are decided from the
   clock before that stage draws its certifying sample, so the bound's confidence is unchanged.
+- Search samples, and the samples on which a measurement run's stages that certify nothing
+  count the tracked grids, are paired: row i (block b) of M(D) and of M(D') share a seed
+  (PAIRED_SEARCH). They only choose events, so this touches no certificate; it lets the planner
+  judge a rare event's ratio on the runs where the inputs disagree rather than on all its hits.
 - Search stops growing once the best event's log-ratio is known to ±0.01 and to a tenth of its
   size on the search sample;
   later stages then certify the same events on their own fresh samples.
