@@ -895,13 +895,8 @@ def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level:
     certified bound at n_certify is largest (on paired counts, planned as `best_events` plans
     a paired search: paired standard errors, and the coupled certificate with `chunk_size`)."""
     thresholds, k_p, k_q, m_p, m_q, variance = tuning = Tuning(*tuning)
-    if variance is not None and m_p == m_q:
-        expected, ratio = expected_paired_bound_and_method(
-            k_p, k_q, m_p, n_certify, delta, level, TUNING_SHRINK_Z + PAIRED_EXTRA_Z, variance,
-            coupled_block_size(n_certify, chunk_size) if chunk_size else 0)
-    else:
-        expected, ratio = expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level,
-                                                    shrink_z=TUNING_SHRINK_Z)
+    expected, ratio = _plan(k_p, m_p, k_q, m_q, variance if m_p == m_q else None, n_certify,
+                            delta, level, TUNING_SHRINK_Z, chunk_size)
     enough = np.asarray(k_p) >= TUNING_MIN_HITS
     if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
         expected = np.where(enough, expected, -np.inf)
@@ -949,14 +944,14 @@ def score_selection(model: ScoreModel, sel_a: Encoded, sel_b: Encoded,
                        _sorted_present(np.maximum(s_a, s_b)))
 
 
-def _plan(kp, mp, kq, mq, kboth, n, delta, level, shrink_z, chunk_size):
-    """Expected bound and ratio-test choice per threshold: paired where the joint counts are
-    known (`kboth`), else from independent rates."""
-    if kboth is None:
+def _plan(kp, mp, kq, mq, variance, n, delta, level, shrink_z, chunk_size):
+    """Expected bound and ratio-test choice per threshold: on a paired sample (`variance`: each
+    estimate's paired variance) shrunk PAIRED_EXTRA_Z standard errors more, with the coupled
+    certificate planned where a chunk size is given; else from independent rates."""
+    if variance is None:
         return expected_bound_and_method(kp, mp, kq, mq, n, delta, level, shrink_z)
     return expected_paired_bound_and_method(kp, kq, mp, n, delta, level,
-                                            shrink_z + PAIRED_EXTRA_Z,
-                                            paired_log_ratio_variance(kp, kq, kboth),
+                                            shrink_z + PAIRED_EXTRA_Z, variance,
                                             coupled_block_size(n, chunk_size)
                                             if chunk_size else 0)
 
@@ -992,13 +987,14 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
     kq = np.concatenate([w[5] for w in sweeps])
     mp = np.concatenate([np.full(len(w[2]), w[4]) for w in sweeps])
     mq = np.concatenate([np.full(len(w[2]), w[6]) for w in sweeps])
-    kboth = np.concatenate([w[7] for w in sweeps]) if paired else None
-    expected, ratio = _plan(kp, mp, kq, mq, kboth, n_certify, delta, level, SEARCH_SHRINK_Z,
+    variance = (paired_log_ratio_variance(kp, kq, np.concatenate([w[7] for w in sweeps]))
+                if paired else None)
+    expected, ratio = _plan(kp, mp, kq, mq, variance, n_certify, delta, level, SEARCH_SHRINK_Z,
                             chunk_size)
     potentials = _potentials(kp, mp, kq, mq, n_final, delta, level,
                              np.cumsum([0] + [len(w[2]) for w in sweeps]),
                              cautious=expected if n_final == n_certify else None,
-                             kboth=kboth, chunk_size=chunk_size)
+                             variance=variance, chunk_size=chunk_size)
     best = {0: None, 1: None}
     stop = 0
     for (sign, direction, thresholds, k_p, m_p, k_q, m_q, _), potential in zip(sweeps,
@@ -1015,23 +1011,23 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
     return [best[d] for d in (0, 1) if best[d] is not None]
 
 
-def _potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None, kboth=None,
+def _potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None, variance=None,
                 chunk_size=0) -> list[float]:
     """What a score promises at the final size, to rank pairs, for each sweep of thresholds
     kp[bounds[i]:bounds[i+1]]: the best expected bound over its thresholds, shrunk by
     SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where at least
     TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail threshold
     shrunk by one standard error still promises nearly anything). `cautious`: the
-    SEARCH_SHRINK_Z figures at n_final when the caller already has them; `kboth`: joint counts
-    of a paired sample (`_plan`)."""
+    SEARCH_SHRINK_Z figures at n_final when the caller already has them; `variance`: the
+    paired variances of a paired sample (`_plan`)."""
     if cautious is None:
-        cautious = _plan(kp, mp, kq, mq, kboth, n_final, delta, level, SEARCH_SHRINK_Z,
+        cautious = _plan(kp, mp, kq, mq, variance, n_final, delta, level, SEARCH_SHRINK_Z,
                          chunk_size)[0]
     enough = np.asarray(kp) >= TUNING_MIN_HITS
     hopeful = np.full(len(kp), -np.inf)
     if enough.any():
         hopeful[enough] = _plan(kp[enough], mp[enough], kq[enough], mq[enough],
-                                None if kboth is None else kboth[enough], n_final, delta,
+                                None if variance is None else variance[enough], n_final, delta,
                                 level, PROMISE_SHRINK_Z, chunk_size)[0]
     out = []
     for start, stop in zip(bounds[:-1], bounds[1:]):

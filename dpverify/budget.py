@@ -188,11 +188,9 @@ class TimeBudget:
     def size_without_search(self, planned: int, pairs: int, events: int) -> int:
         """A last stage's size when it skips its search (after `last_size` made it the last):
         what the time left buys for counting `events` on `pairs` pairs, at least `planned`
-        and at most the size the last stage may grow to."""
-        rate = self.counting.seconds_per_run(pairs, events, grids=False)
-        if not rate > 0 or self.ceiling is None:
-            return planned
-        return int(min(max(self.remaining() / rate, planned), self.ceiling))
+        and at most the size the last stage may grow to: `fill_last`'s projection, taken before
+        the stage rather than once its events are known."""
+        return self.fill_last(planned, pairs, events)
 
     def fill_last(self, size: int, pairs: int, events: int, measured: float | None = None,
                   least: int | None = None) -> int:

@@ -79,8 +79,8 @@ SEARCH_PRECISION = 0.01
 # planner can tell a rare strong event from a frequent weaker one before either is tracked.
 PAIRED_SEARCH = True
 # ...and so are the samples on which a measurement run's stages that certify nothing count the
-# tracked grids: in at least TUNING_BLOCKS blocks of at least MIN_TUNING_BLOCK_RUNS runs
-TUNING_BLOCKS = 64
+# tracked grids: in at least MIN_COUPLED_BLOCKS blocks of at least this many runs (they certify
+# nothing, so their blocks need not be as large as a certificate's)
 MIN_TUNING_BLOCK_RUNS = 1 << 10
 SUPPORT_MISMATCH_HITS = 20
 TRACKED = 4   # candidates whose score is also counted on a grid of thresholds while certifying
@@ -90,11 +90,6 @@ PILOT_RUNS = 1 << 16  # and at most this many, unless it also times a time budge
 # MIN_COUPLED_BLOCKS, MIN_COUPLED_HITS_PER_BLOCK, MIN_COUPLED_BLOCK_RUNS: stats.py (the
 # coupled certificate's conditions, which the search's planning shares)
 
-
-def tuning_block_size(n: int, chunk_size: int) -> int:
-    """Runs per paired block of a tuning sample of n runs per input (0: too small to pair)."""
-    block = min(chunk_size, n // TUNING_BLOCKS)
-    return block if block >= MIN_TUNING_BLOCK_RUNS else 0
 
 
 def plan_stages(samples: int) -> list[int]:
@@ -305,7 +300,7 @@ def _tuning_standard_error(cand: Candidate) -> float:
     """The standard error of the log-ratio estimate at the candidate's threshold on its tuning
     counts: the paired one where they were counted in paired blocks, else sqrt(1/k_p + 1/k_q)
     (inf where one count is 0)."""
-    thresholds, k_p, k_q, _, _, variance = Tuning(*cand.tuning)
+    thresholds, k_p, k_q, _, _, variance = cand.tuning
     i = int(np.argmin(np.abs(np.asarray(thresholds) - cand.threshold)))
     if not (k_p[i] > 0 and k_q[i] > 0):
         return math.inf
@@ -761,7 +756,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 elif PAIRED_SEARCH and probes:
                     # nothing certified: the tracked grids are counted in paired blocks, on
                     # which a rare event's ratio is known far better (`retune`)
-                    block = tuning_block_size(n_j, sampler.chunk_size)
+                    block = coupled_block_size(n_j, sampler.chunk_size, MIN_TUNING_BLOCK_RUNS)
                     coupled_pairs = frozenset(c.pair for c in probes) if block else frozenset()
                 # a stage that certifies nothing draws only what its probes need; with no events
                 # to count, the tracked grids get every output (4× the tuning data for the

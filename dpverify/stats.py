@@ -204,12 +204,12 @@ MIN_COUPLED_HITS_PER_BLOCK = 50
 MIN_COUPLED_BLOCK_RUNS = 1 << 14
 
 
-def coupled_block_size(n: int, chunk_size: int) -> int:
+def coupled_block_size(n: int, chunk_size: int, least: int = MIN_COUPLED_BLOCK_RUNS) -> int:
     """Runs per block of a coupled stage of n runs per input: a chunk, or less so that there
-    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple, below
-    MIN_COUPLED_BLOCK_RUNS)."""
+    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple, below `least` runs, or a
+    chunk if that is less; samples that only tune thresholds pass a smaller `least`)."""
     block = min(chunk_size, n // MIN_COUPLED_BLOCKS)
-    return block if block >= min(MIN_COUPLED_BLOCK_RUNS, chunk_size) else 0
+    return block if block >= min(least, chunk_size) else 0
 
 
 def paired_log_ratio_variance(k_p, k_q, k_both):
@@ -260,12 +260,10 @@ def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrin
     (`expected_coupled_epsilon`; the disagreements are read off the variance, which is
     (d_p + d_q)/(k_p·k_q) for d disagreeing runs). With δ > 0, or where an input has no hit,
     the independent plan is returned as it is. Used only to choose events on search data."""
-    independent, ratio = expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level,
-                                                   shrink_z)
     k_p, k_q, variance = (np.asarray(x, dtype=float) for x in (k_p, k_q, variance))
     ok = (k_p > 0) & (k_q > 0) & np.isfinite(variance)
     if delta > 0 or not np.any(ok):
-        return independent, ratio
+        return expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level, shrink_z)
     kp, kq = np.where(ok, k_p, 1.0), np.where(ok, k_q, 1.0)
     se = np.sqrt(np.where(ok, variance, 0.0))
     p_s, q_s = kp / m * np.exp(-shrink_z * se / 2), kq / m * np.exp(shrink_z * se / 2)
@@ -279,6 +277,11 @@ def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrin
                                            2 * level)
         planned = np.where(per_block >= MIN_COUPLED_HITS_PER_BLOCK,
                            np.maximum(planned, coupled), planned)
+    if np.all(ok):
+        return planned, ratio_paired
+    # thresholds an input never hit: the independent plan (Wilson bounds handle a zero count)
+    independent, ratio = expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level,
+                                                   shrink_z)
     return np.where(ok, planned, independent), np.where(ok, ratio_paired, ratio)
 
 
