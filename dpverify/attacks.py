@@ -116,13 +116,16 @@ class KeyLikelihoodRatio(ScoreModel):
 
     def privacy_loss(self, sign: int) -> dict:
         """Plug-in privacy-loss distribution L = ln p(o)/q(o) under the favoured input (sign +1:
-        D), from the learning half of the search sample: an estimate, not a bound."""
+        D), from the learning half of the search sample: an estimate, not a bound. "of" names
+        what o is: the whole output, or for `DiscretePartRatio` its discrete part, whose loss
+        is that of a post-processing and so a lower view of the output's."""
         c_p, c_q = self.counts if sign > 0 else self.counts[::-1]
         seen = c_p > 0
         with np.errstate(divide="ignore"):
             loss = np.log(c_p[seen] / c_p.sum()) - np.log(c_q[seen] / max(c_q.sum(), 1))
         order = np.argsort(loss)
-        return {"loss": loss[order].tolist(), "probability": (c_p[seen] / c_p.sum())[order].tolist()}
+        return {"loss": loss[order].tolist(), "probability": (c_p[seen] / c_p.sum())[order].tolist(),
+                "of": self.subject}
 
     def keys_of(self, enc: Encoded) -> np.ndarray:
         """The key each output is ordered by: here the whole output's."""

@@ -1,6 +1,7 @@
 """Plots of an audit (matplotlib, Agg backend): they draw results, they never compute bounds."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -100,14 +101,33 @@ def pvalue_plot(result, path: Path) -> None:
     _save(fig, path)
 
 
+def privacy_loss_labels(loss: dict) -> tuple[str, str, str]:
+    """The x-axis label, title and note of a privacy-loss plot: of the output, or of the part of
+    it the witness's model reads (`loss["of"]`, e.g. a mixed output's discrete part). A part is
+    a post-processing of the output, so its loss distribution is a lower view of the output's
+    (data processing), and the plot says so rather than call it the output's."""
+    of = loss.get("of", "output")
+    if of == "output":
+        return ("privacy loss L(o) = ln P[M(D) = o] / P[M(D′) = o]",
+                "privacy-loss distribution (plug-in estimate, not a bound)", "")
+    return ("privacy loss L(d) = ln P[d(M(D)) = d] / P[d(M(D′)) = d]",
+            "privacy loss of the output's discrete part\n(plug-in estimate, not a bound)",
+            textwrap.fill(f"d = the {of}: a post-processing of the output, so this is a lower "
+                          "view of the output's privacy loss", 60))
+
+
 def privacy_loss_plot(result, path: Path) -> None:
-    """Discrete outputs: the plug-in distribution of the privacy loss ln p(o)/q(o) under D."""
+    """Discrete outputs (or a mixed output's discrete part): the plug-in distribution of the
+    privacy loss ln p(o)/q(o) under D, labelled by `privacy_loss_labels`."""
     loss = result.curves.privacy_loss
+    xlabel, title, note = privacy_loss_labels(loss)
     L = np.asarray(loss["loss"])
     P = np.asarray(loss["probability"])
     finite = np.isfinite(L)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    ax.vlines(L[finite], 0, P[finite], color="#1f4e9c", lw=2, label="P[M(D) = o] at loss L(o)")
+    mass = "P[M(D) = o] at loss L(o)" if loss.get("of", "output") == "output" else \
+        "P[d(M(D)) = d] at loss L(d)"
+    ax.vlines(L[finite], 0, P[finite], color="#1f4e9c", lw=2, label=mass)
     if (~finite).any():
         ax.text(0.98, 0.80, f"L = +∞ (never seen under D′): mass {P[~finite].sum():.3g}",
                 transform=ax.transAxes, ha="right", fontsize=8, color="#c62828")
@@ -115,8 +135,10 @@ def privacy_loss_plot(result, path: Path) -> None:
         ax.axvline(x, color="#c62828", ls="--", lw=1)
     ax.axvspan(-result.claimed_epsilon, result.claimed_epsilon, color="#cfe8cf", alpha=0.5,
                label=f"|L| ≤ claimed ε = {result.claimed_epsilon:g}")
-    ax.set(xlabel="privacy loss L(o) = ln P[M(D) = o] / P[M(D′) = o]", ylabel="probability",
-           title=f"{result.mechanism}: privacy-loss distribution (plug-in estimate, not a bound)")
+    ax.set(xlabel=xlabel, ylabel="probability", title=f"{result.mechanism}: {title}")
+    if note:
+        ax.text(0.98, 0.02, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
+                color="#444444", bbox=dict(facecolor="white", alpha=0.85, edgecolor="none"))
     ax.legend(fontsize=7.5, loc="upper left")
     _verdict_box(ax, result, 0.02, 0.70, va="top")
     _save(fig, path)
@@ -136,4 +158,5 @@ def write_plots(result, directory: Path, exact_tradeoff=None) -> list[str]:
     return written
 
 
-__all__ = ["tradeoff_plot", "delta_plot", "pvalue_plot", "privacy_loss_plot", "write_plots"]
+__all__ = ["tradeoff_plot", "delta_plot", "pvalue_plot", "privacy_loss_plot",
+           "privacy_loss_labels", "write_plots"]

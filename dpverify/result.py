@@ -109,7 +109,9 @@ class PrivacyCurves:
     epsilons: tuple
     delta_lower: tuple
     pvalues: tuple
-    privacy_loss: dict | None = None  # discrete outputs: plug-in {"loss", "probability"} under D
+    # discrete outputs: plug-in {"loss", "probability", "of"} under D ("of": "output", or the
+    # discrete part of a mixed output that the witness's model reads)
+    privacy_loss: dict | None = None
 
 
 @dataclass(frozen=True)

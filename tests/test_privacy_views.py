@@ -138,3 +138,31 @@ def test_renyi_lower_bound_never_exceeds_the_divergence_inside_its_box():
 def test_rdp_audit_rejects_options_it_does_not_apply():
     with pytest.raises(dpverify.InvalidClaimError, match="RDP"):
         dpverify.audit(gaussian_rdp(1.0), curves=True)
+
+
+def test_privacy_loss_of_a_discrete_part_is_labelled_as_the_parts(tmp_path):
+    """A mixed output's discrete-part model sees a post-processing of the output: its loss
+    distribution is a lower view and must not be labelled as the whole output's."""
+    from dataclasses import replace
+    from mechanisms_under_test.basic import make_randomized_response
+    from dpverify.attacks import DiscretePartRatio, KeyLikelihoodRatio
+    from dpverify.plots import privacy_loss_labels, privacy_loss_plot
+    keys, log_ratio = np.array([0, 1]), np.log([2.0, 0.5])
+    counts = (np.array([60, 40]), np.array([30, 70]))
+    whole = KeyLikelihoodRatio(keys, log_ratio, {}, counts)
+    part = DiscretePartRatio(keys, log_ratio, {}, counts, columns=(10, 11),
+                             edges=(np.array([0.5]), np.array([0.5])))
+    whole_loss, part_loss = whole.privacy_loss(+1), part.privacy_loss(+1)
+    assert whole_loss["of"] == "output"
+    assert part_loss["of"].startswith("discrete part (output[10, 11]")
+    np.testing.assert_allclose(sorted(part_loss["loss"]), np.log([0.4 / 0.7, 0.6 / 0.3]))
+    x_whole, title_whole, note_whole = privacy_loss_labels(whole_loss)
+    x_part, title_part, note_part = privacy_loss_labels(part_loss)
+    assert "M(D) = o" in x_whole and "discrete part" not in title_whole and not note_whole
+    assert "d(M(D))" in x_part and "discrete part" in title_part
+    assert "output[10, 11]" in note_part and "lower view" in note_part
+    # the plot renders with either label (the curves of a real audit, the loss swapped)
+    res = dpverify.audit(make_randomized_response(1.0), curves=True, samples=1 << 14)
+    privacy_loss_plot(replace(res, curves=replace(res.curves, privacy_loss=part_loss)),
+                      tmp_path / "part.png")
+    assert (tmp_path / "part.png").stat().st_size > 0
