@@ -125,8 +125,7 @@ def privacy_loss_plot(result, path: Path) -> None:
     P = np.asarray(loss["probability"])
     finite = np.isfinite(L)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    mass = "P[M(D) = o] at loss L(o)" if loss.get("of", "output") == "output" else \
-        "P[d(M(D)) = d] at loss L(d)"
+    mass = "P[d(M(D)) = d] at loss L(d)" if note else "P[M(D) = o] at loss L(o)"
     ax.vlines(L[finite], 0, P[finite], color="#1f4e9c", lw=2, label=mass)
     if (~finite).any():
         ax.text(0.98, 0.80, f"L = +∞ (never seen under D′): mass {P[~finite].sum():.3g}",
