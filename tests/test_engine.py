@@ -418,14 +418,16 @@ def test_coupled_certificate_keeps_its_false_alarm_rate_when_runs_are_not_aligne
     percentile (10) of false alarms at confidence 0.95 (a sound engine fails this with
     probability < 1%; measured: 6 of 100, and 8 of 200 on seeds 0-199). It catches a
     certificate erring at about twice its promised rate or worse: the t-test run at 6× its
-    level gave 21 of 100 (at 3×, 9: a milder error needs more seeds than a unit test has). A coupled certificate that treated rows as aligned, or blocks that were
-    not independent, would exceed it."""
+    level gave 21 of 100 (at 3×, 9: a milder error needs more seeds than a unit test has).
+    A coupled certificate that treated rows as aligned, or blocks that were not independent,
+    would exceed it."""
     from dataclasses import replace as dc_replace
     from scipy.stats import binom
     import dpverify.engine as engine
     from dpverify import stats
     monkeypatch.setattr(engine, "coupled_block_size",
                         lambda n, chunk, least=256: stats.coupled_block_size(n, chunk, 256))
+    choose = engine._choose_coupling
 
     def forced(events, rates, n, chunk_size, delta, level):
         events, _, _ = choose(events, rates, n, chunk_size, delta, level)
@@ -434,7 +436,6 @@ def test_coupled_certificate_keeps_its_false_alarm_rate_when_runs_are_not_aligne
             return events, frozenset(), block
         return ([dc_replace(c, coupled=True, ratio_test=False) for c in events],
                 frozenset(c.pair for c in events), block)
-    choose = engine._choose_coupling
     monkeypatch.setattr(engine, "_choose_coupling", forced)
     mech = _desynchronised_laplace(1.0)
     runs, confidence = 100, 0.95
