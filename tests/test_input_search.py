@@ -2,6 +2,7 @@
 
 Statistical tests are seeded and deterministic; each audit's false-alarm rate is ≤ 0.05.
 """
+import math
 import time
 
 import numpy as np
@@ -161,7 +162,8 @@ class _SteppingClock:
     STEP = 100.0
 
     def __init__(self):
-        self.start = time.monotonic()
+        # a whole number of seconds: sums of it and multiples of STEP are exact in floating point
+        self.start = float(math.floor(time.monotonic()))
         self.readings = 0
 
     def monotonic(self):
@@ -173,11 +175,13 @@ def test_search_stops_at_its_share_of_the_time_and_still_returns_pairs(monkeypat
     clock = _SteppingClock()
     monkeypatch.setattr(input_search, "time", clock)
     space = search(length=5, low=0, high=10, candidates=64, rounds=40, samples=1 << 10)
-    # 20 readings' worth of time (far past any wall-clock wait, so the sampler's own deadline
-    # never matters): the first 2 readings set the stop at TIME_SHARE of the 18 left, the first
+    # 21 readings' worth of time (far past any wall-clock wait, so the sampler's own deadline
+    # never matters): the first 2 readings set the stop at TIME_SHARE of the 19 left, i.e. half
+    # a step after reading 10 (a stop that fell exactly on a reading would hang on rounding:
+    # with a clock started at an arbitrary float it once stopped a round early); the first
     # phase's batches read the clock 3 times, then each round once: 5 rounds before the search
-    # stops, where running on to the deadline would give 14 and ignoring it 40
-    found = find_pairs(honest, space, seed=0, n_jobs=2, deadline=clock.start + 20 * clock.STEP)
+    # stops, where running on to the deadline would give 15 and ignoring it 40
+    found = find_pairs(honest, space, seed=0, n_jobs=2, deadline=clock.start + 21 * clock.STEP)
     assert 1 <= len(found) <= space.keep
     rounds = (clock.readings - 1) - 2 - 3   # the last reading is the one that stops it
     assert rounds == 5, clock.readings
