@@ -215,7 +215,8 @@ def find_pairs(mechanism, space: PairSearch, seed: int = 0, n_jobs: int = -1,
         n_certify = (1 << 22) if mech.batched else (1 << 17)
     stop_at = None
     if deadline is not None:
-        stop_at = time.monotonic() + TIME_SHARE * max(deadline - time.monotonic(), 0.0)
+        now = time.monotonic()
+        stop_at = now + TIME_SHARE * max(deadline - now, 0.0)
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(PAIR_SEARCH,)))
     scorer = _Scorer(mech, seed, n_jobs, backend, deadline, samples, delta, level, n_certify)
 

@@ -175,16 +175,16 @@ def test_search_stops_at_its_share_of_the_time_and_still_returns_pairs(monkeypat
     clock = _SteppingClock()
     monkeypatch.setattr(input_search, "time", clock)
     space = search(length=5, low=0, high=10, candidates=64, rounds=40, samples=1 << 10)
-    # 21 readings' worth of time (far past any wall-clock wait, so the sampler's own deadline
-    # never matters): the first 2 readings set the stop at TIME_SHARE of the 19 left, i.e. half
-    # a step after reading 10 (a stop that fell exactly on a reading would hang on rounding:
-    # with a clock started at an arbitrary float it once stopped a round early); the first
-    # phase's batches read the clock 3 times, then each round once: 5 rounds before the search
-    # stops, where running on to the deadline would give 15 and ignoring it 40
-    found = find_pairs(honest, space, seed=0, n_jobs=2, deadline=clock.start + 21 * clock.STEP)
+    # 20 readings' worth of time (far past any wall-clock wait, so the sampler's own deadline
+    # never matters): the first reading sets the stop at TIME_SHARE of the 19 steps left, i.e.
+    # half a step after reading 10 (a stop exactly on a reading would rest on floating-point
+    # rounding); the first phase's batches read the clock 3 times, then each round once: 6
+    # rounds before the search stops, where running on to the deadline would give 16 and
+    # ignoring it 40
+    found = find_pairs(honest, space, seed=0, n_jobs=2, deadline=clock.start + 20 * clock.STEP)
     assert 1 <= len(found) <= space.keep
-    rounds = (clock.readings - 1) - 2 - 3   # the last reading is the one that stops it
-    assert rounds == 5, clock.readings
+    rounds = (clock.readings - 1) - 1 - 3   # the last reading is the one that stops it
+    assert rounds == 6, clock.readings
     first_phase = found.evaluated - rounds * max(8, space.candidates // 4)
     assert 0 < first_phase <= len(input_search._structured(space)) + space.candidates
 
