@@ -235,15 +235,30 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
     model object, sign and threshold: a carried-over candidate and a fresh search of the same
     complete search sample often are one event). A carried-over candidate keeps the search
     counts of the event it started from though its threshold was re-chosen, so carried and
-    freshly searched candidates are otherwise never merged."""
+    freshly searched candidates are otherwise never merged. Carried-over candidates whose
+    re-chosen thresholds count the same hits under both inputs on their common tuning sample
+    are one event too: several models of a discrete output (a key ratio, a coordinate
+    threshold) often retune onto the same output, and tracked three times it took three of
+    SVT4's four tracked places (seed 2), leaving none for another pair's event."""
     out, seen = [], set()
     for c in candidates:
         keys = ((c.pair, c.direction, c.search_counts, c.tuning is None),
-                (c.pair, c.direction, id(c.model), c.sign, c.threshold))
+                (c.pair, c.direction, id(c.model), c.sign, c.threshold),
+                (c.pair, c.direction) + _tuning_counts_at_threshold(c))
         if not any(k in seen for k in keys):
             seen.update(keys)
             out.append(c)
     return out
+
+
+def _tuning_counts_at_threshold(cand: Candidate) -> tuple:
+    """(k_p, m_p, k_q, m_q) of the candidate's tuning counts at its threshold, or (id,) — a key
+    matching nothing else — for a candidate without tuning counts."""
+    if cand.tuning is None:
+        return (id(cand),)
+    thresholds, k_p, k_q, m_p, m_q, _ = cand.tuning
+    i = int(np.argmin(np.abs(np.asarray(thresholds) - cand.threshold)))
+    return (int(k_p[i]), int(m_p), int(k_q[i]), int(m_q))
 
 
 def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
@@ -273,13 +288,17 @@ def _hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[C
     return _distinct(turns)[:K]
 
 
-def _same_events_merged(events: list[Candidate], data: dict) -> list[Candidate]:
+def _same_events_merged(events: list[Candidate], data: dict,
+                        most: int | None = None) -> list[Candidate]:
     """Drop an event that selects exactly the same search outputs, under both inputs, as a
     better one of the same pair and direction: two models (or a model learned at two stages)
     often define one event, e.g. the same single discrete output, and certifying it twice only
-    halves each bound's share of α. Judged on search data, so any choice here is sound."""
+    halves each bound's share of α; tracking it twice takes another event's place. Judged on
+    search data, so any choice here is sound. `most`: stop once that many are kept."""
     out, hits = [], []
     for c in events:
+        if most is not None and len(out) == most:
+            break
         if c.pair in data:
             h = tuple(c.hits(enc) for enc in data[c.pair])
             if any(o.pair == c.pair and o.direction == c.direction and oh is not None
@@ -732,7 +751,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 probes = retrack or ([] if not (searched and j < len(sizes)) else [
                     replace(c, grid=(c.tuning[0] if c.tuning is not None
                                      else tuning_grid(c, *data[c.pair])))
-                    for c in pool[:TRACKED] if c.tuning is not None or c.pair in data])
+                    for c in _same_events_merged(pool, data, TRACKED)
+                    if c.tuning is not None or c.pair in data])
                 # a pilot drawn apart from the certifying sample times the stage and tells
                 # whether common random numbers will certify its events more tightly
                 times_budget = (budget is not None and final_measurement

@@ -66,9 +66,15 @@ def one_differ(length: int, distance: int = 1):
 def all_differ(length: int):
     """Pairs in which EVERY coordinate may move by up to 1 (queries of sensitivity 1; SVT, noisy max).
 
-    The one-differ pairs plus (2, 0, …, 0), (0, 2, …, 2), (2, …, 2, 0, …, 0) half-half, (2, …, 2),
-    (0, …, 0) against the base (1, …, 1), and the "X" pair (1, …, 1, 0, …, 0) vs (0, …, 0, 1, …, 1).
-    Both orders are listed.
+    StatDP's patterns (Ding et al., CCS 2018) against the base (1, …, 1): the one-differ pairs
+    plus (2, 0, …, 0), (0, 2, …, 2), (2, …, 2, 0, …, 0) half-half, (2, …, 2), (0, …, 0), and the
+    "X" pair (1, …, 1, 0, …, 0) vs (0, …, 0, 1, …, 1). The four patterns with one odd coordinate
+    also appear with it last, (1, …, 1, 0), (1, …, 1, 2), (0, …, 0, 2), (2, …, 2, 0): a
+    mechanism that reads its answers in order (SVT) treats the first and the last answer
+    differently. On SVT4 (ε = 0.1, 10 queries) the output ⊥⁹⊤ on (1, …, 1) vs (2, …, 2, 0) has
+    log-ratio 0.1749 at probability 0.0085, against 0.1725 at 0.0167 for ⊥⁵⊤ on the half-half
+    pair, the best on StatDP's patterns; at 5·10^7 runs per input the first certifies ~0.173,
+    the second ~0.171 (true ε 0.175). Both orders of every pair are listed.
     """
     n = _check_length(length)
     base = np.ones(n)
@@ -77,6 +83,10 @@ def all_differ(length: int):
     for first, rest in [(0, 1), (2, 1), (2, 0), (0, 2)]:
         v = np.full(n, float(rest)); v[0] = first
         patterns.append(v)
+    if n > 1:
+        for last, rest in [(0, 1), (2, 1), (2, 0), (0, 2)]:
+            v = np.full(n, float(rest)); v[-1] = last
+            patterns.append(v)
     hh = np.zeros(n); hh[:half] = 2
     patterns += [hh, np.full(n, 2.0), np.zeros(n)]
     pairs = [(base, p) for p in patterns]

@@ -1,6 +1,7 @@
 """The engine on small self-contained mechanisms: forms, outputs, determinism, tightness."""
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -85,8 +86,11 @@ def test_delta_claim_uses_the_delta_form():
 
 def test_pairs_generators_follow_statdp_patterns():
     p = all_differ(4)
-    assert len(p) == 16  # 8 pairs, each in both orders
+    assert len(p) == 24  # 12 pairs, each in both orders
     assert any(np.array_equal(a, [1, 1, 0, 0]) and np.array_equal(b, [0, 0, 1, 1]) for a, b in p)
+    # the one-odd patterns with the odd answer first (StatDP) and last
+    for odd in ([2, 0, 0, 0], [0, 0, 0, 2], [0, 2, 2, 2], [2, 2, 2, 0]):
+        assert any(np.array_equal(a, [1, 1, 1, 1]) and np.array_equal(b, odd) for a, b in p)
     for a, b in p:
         assert np.max(np.abs(np.asarray(a) - np.asarray(b))) <= 1
     for a, b in one_differ(5):
@@ -203,6 +207,31 @@ def test_events_selecting_the_same_search_outputs_are_certified_once():
     # {x ≥ 2} and {x ≥ 2.5} select the same outputs of both samples; {x ≥ 3.2} does not
     kept = _same_events_merged([cand(2.0), cand(2.5), cand(3.2), cand(2.5, direction=1)], data)
     assert [(c.threshold, c.direction) for c in kept] == [(2.0, 0), (3.2, 0), (2.5, 1)]
+    # the tracked candidates are the first `most` distinct events, not the first `most` entries
+    # (three models retuned onto one SVT4 output once took three of its four tracked places)
+    pool = [cand(2.0), cand(2.5), cand(2.2), cand(3.2), cand(2.5, direction=1)]
+    tracked = _same_events_merged(pool, data, most=2)
+    assert [(c.threshold, c.direction) for c in tracked] == [(2.0, 0), (3.2, 0)]
+
+
+def test_carried_candidates_retuned_onto_one_event_are_tracked_once():
+    from dpverify.attacks import Candidate, Coordinate, Tuning
+    from dpverify.engine import _distinct
+
+    grid = np.array([0.5, 1.0, 2.0])
+
+    def carried(model, threshold, k_p, k_q, search_counts):
+        tuning = Tuning(grid, np.array(k_p), np.array(k_q), 1000, 1000)
+        return Candidate(3, 0, model, 1, threshold, 0.15, search_counts, tuning=tuning)
+
+    # two models that started from different search events, retuned to thresholds that count
+    # the same hits under both inputs on their common tuning sample: one event
+    a = carried(Coordinate(0), 1.0, [900, 400, 100], [800, 300, 80], (50, 500, 40, 500))
+    b = carried(Coordinate(1), 2.0, [700, 500, 400], [600, 420, 300], (60, 500, 45, 500))
+    # same counts at another threshold of its grid, or other counts: another event
+    c = carried(Coordinate(2), 1.0, [900, 410, 100], [800, 300, 80], (70, 500, 50, 500))
+    assert _distinct([a, b, c]) == [a, c]
+    assert _distinct([a, replace(b, direction=1), c]) == [a, replace(b, direction=1), c]
 
 
 def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch):
