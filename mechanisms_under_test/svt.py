@@ -26,7 +26,7 @@ import numpy as np
 
 from dpverify.pairs import all_differ
 
-from ._common import declare, doc
+from ._common import declare, doc, laplace_noise
 
 TOP, BOTTOM, ABORTED = 1, 0, -1
 
@@ -54,20 +54,36 @@ def _sparse_vector(q, rng, size, *, threshold, rho_scale, nu_scale, cutoff, redr
     answers qᵢ + νᵢ, float (size, n).
     """
     n = q.shape[0]
-    rho = rng.laplace(0.0, rho_scale, size=size)
+    rho = laplace_noise(rng, rho_scale, size)
     if nu_scale is None:
         noisy = np.broadcast_to(q, (size, n)).copy()
     else:
-        noisy = q + rng.laplace(0.0, nu_scale, size=(size, n))
+        noisy = laplace_noise(rng, nu_scale, (size, n))
+        noisy += q
     if redraw_scale is None:
         above = noisy >= threshold + rho[:, None]
     else:
         above = _compare_with_redraws(noisy, rho, rng, threshold, cutoff, redraw_scale)
+    if cutoff == 1:  # the output is fixed by where the first ⊤ is (a row of a small table)
+        first = above.argmax(axis=1)
+        first[~np.take_along_axis(above, first[:, None], axis=1)[:, 0]] = n  # no ⊤ at all
+        return np.take(_first_top_outputs(n), first, axis=0), noisy
     status = above.astype(np.int8)  # TOP = 1, BOTTOM = 0
     if cutoff is not None:
         tops_before = np.cumsum(above, axis=1) - above
         status[tops_before >= cutoff] = ABORTED
     return status, noisy
+
+
+def _first_top_outputs(n):
+    """Row k < n: the output of a cutoff-1 run whose first ⊤ is answer k (⊥ before, ABORTED
+    after); row n: n ⊥ (no ⊤)."""
+    table = np.full((n + 1, n), ABORTED, dtype=np.int8)
+    for k in range(n + 1):
+        table[k, :k] = BOTTOM
+        if k < n:
+            table[k, k] = TOP
+    return table
 
 
 def _compare_with_redraws(noisy, rho, rng, threshold, cutoff, redraw_scale):
@@ -87,7 +103,7 @@ def _compare_with_redraws(noisy, rho, rng, threshold, cutoff, redraw_scale):
         again = above[:, i] if cutoff is None else above[:, i] & (count < cutoff)
         k = int(again.sum())
         if k:
-            rho[again] = rng.laplace(0.0, redraw_scale, size=k)
+            rho[again] = laplace_noise(rng, redraw_scale, k)
     return above
 
 
