@@ -7,7 +7,9 @@ fix its last stage in advance: before each stage it projects, from the stages al
 time left. If they do, the stage runs as planned; if not, this stage becomes the last. Once its
 search has chosen its events, its size is what the remaining time buys for counting those
 events on their pairs (`TimeBudget.fill_last`), at the rate a short timing pilot measures on
-runs of its own: at least its planned size, at most the run's sample cap.
+runs of its own: at least its planned size, at most the run's sample cap. The plan's own last
+stage, when every stage before it ran, is sized the same way (at most its plan, and no less
+than the stage before it).
 
 Soundness does not depend on any of this: the sizes are a function of wall-clock times of
 earlier stages and of the pilot, whose runs are drawn under their own seeds and discarded, so

@@ -687,6 +687,12 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                             # ...and its events are planned for what the whole time left buys
                             sizes[-1] = budget.size_without_search(
                                 last, _last_stage_pairs(tracked, [], K, len(pair_list)), K)
+                elif budget is not None and budget.ceiling is None:
+                    # the plan's own last stage, reached with every stage before it run as
+                    # planned (early in a budget a stage that fits always runs): it too gets
+                    # what the time left buys, at most its plan. Without this it ran in full
+                    # however long the stage before took (RNM2 at a 2^27 cap: 38 s of 27).
+                    budget.ceiling = sizes[-1]
                 n_j, alpha_j = sizes[j - 1], alphas[j - 1]
                 bar.stage = j
                 # a stage that spends no α (measurement runs) certifies nothing; its events and

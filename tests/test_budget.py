@@ -108,6 +108,29 @@ def test_a_measured_rate_may_shrink_the_last_stage_but_not_below_the_stage_befor
     assert budget.fill_last(100_000, 1, 2, least=25_000) == 100_000
 
 
+def test_the_plans_own_last_stage_gets_only_what_the_time_left_buys(monkeypatch):
+    # Every stage before the plan's last one runs as planned (as one that fits always does
+    # early in a budget). The plan's last stage, 2^14 runs per input of a mechanism that
+    # sleeps 20 µs a run, needs ~0.65 s to count alone; with a 0.3 s budget it is cut to what
+    # the time left buys, no less than the stage before (2^12). It used to run in full.
+    import numpy as np
+
+    monkeypatch.setattr(TimeBudget, "last_size", lambda self, *a, **k: None)
+
+    @dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
+    def slow_laplace(data, rng, size):
+        time.sleep(20e-6 * size)
+        return data + rng.laplace(0.0, 1.0, size)
+
+    r = dpverify.audit(slow_laplace, seconds=0.3, stop_early=False, samples=1 << 14,
+                       n_jobs=1, seed=0)
+    assert [s.samples_per_side for s in r.stages[:-1]] == [1 << 10, 1 << 12]
+    assert r.stages[-1].samples_per_side == 1 << 12
+    assert r.stages[-1].alpha == pytest.approx(1 - r.confidence)
+    assert r.witness is not None and r.witness.stage == 3
+    assert np.isfinite(r.epsilon_lower_bound)
+
+
 def test_the_last_stage_is_sized_on_a_timing_pilot_drawn_apart_from_its_sample(monkeypatch):
     """The pilot's runs have a seed purpose of their own, come before the last stage's counting,
     are at most a sixteenth of its planned size, and never enter the witness's counts; the run's
