@@ -145,6 +145,30 @@ def test_svt4_output_frequencies_match_quadrature():
         assert abs(seen - expected) < 4 * math.sqrt(expected / out.shape[0]), (k, seen, expected)
 
 
+@pytest.mark.parametrize("name, rho_scale, nu_scale, threshold", [
+    ("svt1", 20.0, 40.0, 0.5), ("svt2", 20.0, 40.0, 1.0), ("svt4", 40.0, 40.0 / 3, 1.0)])
+def test_epsilon_on_pairs_is_the_largest_output_ratio_on_the_declared_pairs(
+        name, rho_scale, nu_scale, threshold):
+    """EPSILON_ON_PAIRS of the cutoff-1 SVTs: max over the declared pairs and every output
+    ⊥^k⊤ / ⊥^n of |ln P(o|D)/P(o|D')|, each probability an integral over ρ (trapezoid, step
+    0.05 on [-1500, 1500]; theory.md §4), matches the table to its 4 decimals."""
+    from scipy import stats
+
+    r = np.arange(-1500.0, 1500.0 + 1e-9, 0.05)
+    density = stats.laplace(scale=rho_scale).pdf(r)
+    nu = stats.laplace(scale=nu_scale)
+
+    def outputs(q):
+        below = nu.cdf(threshold + r[None, :] - np.asarray(q, float)[:, None])
+        before = np.vstack([np.ones_like(r), np.cumprod(below, axis=0)])  # ⊥ up to k
+        tops = [np.trapezoid(density * before[k] * (1 - below[k]), r) for k in range(len(q))]
+        return np.array(tops + [np.trapezoid(density * before[-1], r)])
+
+    largest = max(np.max(np.abs(np.log(outputs(d) / outputs(d2))))
+                  for d, d2 in dpverify.pairs.normalize(ZOO[name].pairs))
+    assert round(largest, 4) == EPSILON_ON_PAIRS[name]
+
+
 def test_svt3_tuples_end_at_the_released_value():
     out = run(make_svt3(output="tuples"), size=5000, data=np.zeros(10))
     for t in out:
