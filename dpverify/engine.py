@@ -242,23 +242,20 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
     SVT4's four tracked places (seed 2), leaving none for another pair's event."""
     out, seen = [], set()
     for c in candidates:
-        keys = ((c.pair, c.direction, c.search_counts, c.tuning is None),
-                (c.pair, c.direction, id(c.model), c.sign, c.threshold),
-                (c.pair, c.direction) + _tuning_counts_at_threshold(c))
+        keys = [(c.pair, c.direction, c.search_counts, c.tuning is None),
+                (c.pair, c.direction, id(c.model), c.sign, c.threshold)]
+        if c.tuning is not None:
+            t, i = c.tuning, _tuning_index(c)
+            keys.append((c.pair, c.direction, int(t.k_p[i]), t.m_p, int(t.k_q[i]), t.m_q))
         if not any(k in seen for k in keys):
             seen.update(keys)
             out.append(c)
     return out
 
 
-def _tuning_counts_at_threshold(cand: Candidate) -> tuple:
-    """(k_p, m_p, k_q, m_q) of the candidate's tuning counts at its threshold, or (id,) — a key
-    matching nothing else — for a candidate without tuning counts."""
-    if cand.tuning is None:
-        return (id(cand),)
-    thresholds, k_p, k_q, m_p, m_q, _ = cand.tuning
-    i = int(np.argmin(np.abs(np.asarray(thresholds) - cand.threshold)))
-    return (int(k_p[i]), int(m_p), int(k_q[i]), int(m_q))
+def _tuning_index(cand: Candidate) -> int:
+    """The index, in the candidate's tuning grid, of the threshold it was (re)tuned to."""
+    return int(np.argmin(np.abs(np.asarray(cand.tuning.thresholds) - cand.threshold)))
 
 
 def _carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
@@ -319,8 +316,8 @@ def _tuning_standard_error(cand: Candidate) -> float:
     """The standard error of the log-ratio estimate at the candidate's threshold on its tuning
     counts: the paired one where they were counted in paired blocks, else sqrt(1/k_p + 1/k_q)
     (inf where one count is 0)."""
-    thresholds, k_p, k_q, _, _, variance = cand.tuning
-    i = int(np.argmin(np.abs(np.asarray(thresholds) - cand.threshold)))
+    _, k_p, k_q, _, _, variance = cand.tuning
+    i = _tuning_index(cand)
     if not (k_p[i] > 0 and k_q[i] > 0):
         return math.inf
     return math.sqrt(variance[i] if variance is not None else 1 / k_p[i] + 1 / k_q[i])

@@ -127,42 +127,42 @@ def test_zoo_laplace_noise_is_laplace():
     assert abs((x > 0).mean() - 0.5) < 4 * 0.5 / math.sqrt(x.size)
 
 
-def test_svt4_output_frequencies_match_quadrature():
-    """P(⊥^k ⊤ | q) = ∫ f_ρ(r) Π_{i<k} F_ν(T + r − qᵢ) (1 − F_ν(T + r − q_k)) dr (theory.md §4),
-    with ρ ~ Lap(40), ν ~ Lap(40/3), T = 1 (SVT4 at ε = 0.1). On 2^20 runs each frequency is
-    within 4 standard errors of the integral."""
-    from scipy import integrate, stats
+def svt_cutoff1_output_probabilities(q, rho_scale, nu_scale, threshold):
+    """P(⊥^k ⊤ | q) for k = 0..n−1, then P(⊥^n | q), of a cutoff-1 SVT with ρ ~ Lap(rho_scale)
+    and νᵢ ~ Lap(nu_scale): ∫ f_ρ(r) Π_{i<k} F_ν(T + r − qᵢ) (1 − F_ν(T + r − q_k)) dr
+    (theory.md §4), by the trapezoid rule with step 0.05 on [-1500, 1500]."""
+    from scipy import stats
 
-    rho, nu = stats.laplace(scale=40.0), stats.laplace(scale=40.0 / 3)
+    r = np.arange(-1500.0, 1500.0 + 1e-9, 0.05)
+    density = stats.laplace(scale=rho_scale).pdf(r)
+    below = stats.laplace(scale=nu_scale).cdf(threshold + r[None, :]
+                                              - np.asarray(q, float)[:, None])
+    before = np.vstack([np.ones_like(r), np.cumprod(below, axis=0)])  # ⊥ on the first k
+    tops = [np.trapezoid(density * before[k] * (1 - below[k]), r) for k in range(len(q))]
+    return np.array(tops + [np.trapezoid(density * before[-1], r)])
+
+
+def test_svt4_output_frequencies_match_quadrature():
+    """SVT4 at ε = 0.1 (ρ ~ Lap(40), ν ~ Lap(40/3), T = 1): on 2^20 runs the frequency of every
+    output ⊥^k⊤ and ⊥^10 is within 4 standard errors of its integral."""
     q = np.r_[np.full(9, 2.0), 0.0]
     out = run(ZOO["svt4"], seed=3, size=1 << 20, data=q)
-    for k in (0, 4, 9):
-        expected = integrate.quad(
-            lambda r: rho.pdf(r) * np.prod(nu.cdf(1 + r - q[:k])) * nu.sf(1 + r - q[k]),
-            -2000, 2000, points=[-1.0, 0.0, 1.0], limit=400)[0]
-        pattern = np.r_[np.zeros(k), 1, np.full(9 - k, -1)]
+    expected = svt_cutoff1_output_probabilities(q, 40.0, 40.0 / 3, 1.0)
+    assert expected.sum() == pytest.approx(1.0, abs=1e-6)
+    for k, p in enumerate(expected):
+        pattern = np.r_[np.zeros(k), 1, np.full(9 - k, -1)] if k < 10 else np.zeros(10)
         seen = (out == pattern).all(axis=1).mean()
-        assert abs(seen - expected) < 4 * math.sqrt(expected / out.shape[0]), (k, seen, expected)
+        assert abs(seen - p) < 4 * math.sqrt(p / out.shape[0]), (k, seen, p)
 
 
 @pytest.mark.parametrize("name, rho_scale, nu_scale, threshold", [
     ("svt1", 20.0, 40.0, 0.5), ("svt2", 20.0, 40.0, 1.0), ("svt4", 40.0, 40.0 / 3, 1.0)])
 def test_epsilon_on_pairs_is_the_largest_output_ratio_on_the_declared_pairs(
         name, rho_scale, nu_scale, threshold):
-    """EPSILON_ON_PAIRS of the cutoff-1 SVTs: max over the declared pairs and every output
-    ⊥^k⊤ / ⊥^n of |ln P(o|D)/P(o|D')|, each probability an integral over ρ (trapezoid, step
-    0.05 on [-1500, 1500]; theory.md §4), matches the table to its 4 decimals."""
-    from scipy import stats
-
-    r = np.arange(-1500.0, 1500.0 + 1e-9, 0.05)
-    density = stats.laplace(scale=rho_scale).pdf(r)
-    nu = stats.laplace(scale=nu_scale)
-
+    """EPSILON_ON_PAIRS of the cutoff-1 SVTs: max over the declared pairs and every output of
+    |ln P(o|D)/P(o|D')| matches the table to its 4 decimals."""
     def outputs(q):
-        below = nu.cdf(threshold + r[None, :] - np.asarray(q, float)[:, None])
-        before = np.vstack([np.ones_like(r), np.cumprod(below, axis=0)])  # ⊥ up to k
-        tops = [np.trapezoid(density * before[k] * (1 - below[k]), r) for k in range(len(q))]
-        return np.array(tops + [np.trapezoid(density * before[-1], r)])
+        return svt_cutoff1_output_probabilities(q, rho_scale, nu_scale, threshold)
 
     largest = max(np.max(np.abs(np.log(outputs(d) / outputs(d2))))
                   for d, d2 in dpverify.pairs.normalize(ZOO[name].pairs))
