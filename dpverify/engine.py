@@ -169,12 +169,15 @@ class _Chosen:
 
 
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
-                  floating_point=False, learned=None, planned=None):
+                  floating_point=False, learned=None, planned=None, paired=PAIRED_SEARCH):
     """Draw more search samples for the active pairs, learn attacks, rank candidate events.
 
     `planned`: the certifying size per input the events' thresholds are chosen for (default
     n_j, the stage's own size; a measurement run's stages that certify nothing plan for the
     next stage's size, the least their events can be certified on).
+
+    `paired`: draw row i of both inputs from one seed (PAIRED_SEARCH; off for a mechanism that
+    draws its own randomness, whose rows cannot share a seed).
 
     `learned`: pair → (search sizes, `attacks.learn_pair` result) of pairs whose search sample
     has reached its cap. Such a pair gets no new search data, so its models and sorted
@@ -184,7 +187,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     tasks = [t for p in active for s in (0, 1)
              for t in split_into_chunks(int(min(n_j, max(cap - kept[p], 0))), sampler.chunk_size,
                                         pair=p, side=s, stage=j, purpose=SEARCH,
-                                        coupled=PAIRED_SEARCH)]
+                                        coupled=paired)]
     for task, enc in zip(tasks, sampler.run(tasks)):
         # float32 halves the memory; an event is whatever the chosen rule selects, so
         # rounding while searching cannot affect soundness (float-bit attacks need the bits)
@@ -206,7 +209,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
             models = learned[p][1]
         else:
             relearned.append(sum(sizes))
-            models = learn_pair(*data[p], floating_point, PAIRED_SEARCH)
+            models = learn_pair(*data[p], floating_point, paired)
             if kept[p] >= cap:  # no more search data will come: keep for the next stages
                 learned[p] = (sizes, models)
         return pair_events(p, models, planned or n_j, delta, level, n_final,
@@ -438,13 +441,13 @@ def _row_hits(events: list[Candidate]):
     return evaluate
 
 
-def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS):
+def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True):
     """A small sample drawn before a certifying one: min(planned/PILOT_SHARE, `most`, one
     chunk) runs per input, in two chunks per input, under purpose TIMING (`most`: one chunk
     when it also times a time budget's last stage; then it runs through the pool, as the stage
     will). Its runs are thrown away, so nothing they show touches a certificate; they choose
-    how the stage certifies. M(D) and M(D') draw it from shared seeds, run for run, and every
-    event is evaluated per run. Returns the wall seconds per run per input (what a time budget's last
+    how the stage certifies. M(D) and M(D') draw it from shared seeds, run for run (unless not
+    `shared_seeds`: a mechanism with its own randomness), and every event is evaluated per run. Returns the wall seconds per run per input (what a time budget's last
     stage needs) and, per event index, (hits under P, hits under Q, runs, runs where the two
     inputs disagree, per-run variance of (1_P − δ)/(p̂ − δ) − 1_Q/q̂); (None, {}) when the stage
     is too small to pilot."""
@@ -457,7 +460,7 @@ def _pilot(sampler, events, j, planned, delta, most=PILOT_RUNS):
     evaluators = {p: _row_hits([events[i] for i in idx]) for p, idx in by_pair.items()}
     tasks = [t for p in by_pair for s in (0, 1)
              for t in split_into_chunks(n, -(-n // 2), pair=p, side=s, stage=j, purpose=TIMING,
-                                        coupled=True)]
+                                        coupled=shared_seeds)]
     started = time.perf_counter()
     # through the pool only when it times the stage (a pool round trip costs ~10 ms)
     hits = sampler.run(tasks, evaluators, pooled=most >= sampler.chunk_size)
@@ -569,7 +572,7 @@ def _resolution(claim: float, witness: Witness | None) -> float:
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
           progress=None, curves=False, stop_early=True,
-          floating_point=None, seconds=None) -> AuditResult:
+          floating_point=None, seconds=None, zcdp=None) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -596,10 +599,21 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     floating_point: also attack the outputs' float bit patterns (default: as declared with
     `@dpverify.mechanism(floating_point=...)`, else False); see `dpverify.mechanism`.
+    zcdp: audit a rho-zCDP claim instead (default: as declared with
+    `@dpverify.mechanism(zcdp=...)`); `delta` is then the δ of the implied (ε, δ) claim that is
+    audited beside it (`dpverify.zcdp.audit_zcdp`).
     """
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
     floating = bool(mech.floating_point if floating_point is None else floating_point)
+    if zcdp is not None or (epsilon is None and mech.epsilon is None and mech.zcdp is not None):
+        if curves or not stop_early or seconds is not None:
+            raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
+                                    f"delta) claims; {mech.name!r} is audited for zCDP")
+        from .zcdp import audit_zcdp
+        return audit_zcdp(mech, rho=zcdp, pairs=pairs, confidence=confidence, samples=samples,
+                          seed=seed, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
+                          delta=delta)
     if epsilon is None and mech.epsilon is None and mech.rdp is not None:
         if curves or not stop_early:
             raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
@@ -652,6 +666,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     learned: dict = {}  # pair → its learned models, once its search sample is complete
     data: dict = {}
     kept = np.zeros(len(pair_list), dtype=np.int64)
+    # common random numbers (paired search and tuning, the coupled certificate) need M(D) and
+    # M(D') to draw from one seed; a mechanism with its own randomness cannot (docs/method.md)
+    shared_seeds = not mech.draws_own_randomness
+    paired = PAIRED_SEARCH and shared_seeds
     interrupted = False
     best_curve = None
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend, deadline=deadline,
@@ -723,7 +741,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     carried = _carry_over(tracked, planned, dlt, level, sampler.chunk_size)
                     search_started = time.perf_counter()
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
-                                           level, K, floating, learned, planned)
+                                           level, K, floating, learned, planned, paired)
                     if budget is not None:
                         budget.search.add(chosen.learned_pairs, chosen.learned_rows,
                                           time.perf_counter() - search_started)
@@ -761,7 +779,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                 times_budget = (budget is not None and final_measurement
                                 and budget.ceiling is not None)
                 pilot_seconds, pilot = (_pilot(sampler, events, j, n_j, dlt,
-                                               sampler.chunk_size if times_budget else PILOT_RUNS)
+                                               sampler.chunk_size if times_budget else PILOT_RUNS,
+                                               shared_seeds)
                                         if certifies and events else (None, {}))
                 if budget is not None and final_measurement and events:
                     # its events known, the last stage takes the time left on their pairs, at
@@ -773,10 +792,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                                        len(events), measured,
                                                        least=n_j // GROWTH)
                 coupled_pairs, block = frozenset(), 0
-                if certifies:
+                if certifies and shared_seeds:
                     events, coupled_pairs, block = _choose_coupling(
                         events, pilot, n_j, sampler.chunk_size, dlt, cert_level)
-                elif PAIRED_SEARCH and probes:
+                elif paired and probes:
                     # nothing certified: the tracked grids are counted in paired blocks, on
                     # which a rare event's ratio is known far better (`retune`)
                     block = coupled_block_size(n_j, sampler.chunk_size, MIN_TUNING_BLOCK_RUNS)
@@ -847,7 +866,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         epsilon_lower_bound=lower, confidence=confidence, witness=best,
         resolution=_resolution(eps, best), samples=int(runs.sum()) + search_runs,
         samples_per_side=int(runs.max()), seconds=time.perf_counter() - started, seed=int(seed),
-        stages=tuple(stages), interrupted=interrupted, curves=privacy_curves)
+        stages=tuple(stages), interrupted=interrupted, curves=privacy_curves,
+        randomness=mech.randomness)
 
 
 RDP_SEARCH_SAMPLES = 1 << 17

@@ -24,6 +24,31 @@ def validate_claim(epsilon, delta) -> tuple[float, float]:
     return eps, dlt
 
 
+RANDOMNESS = ("rng", "own")
+
+
+def validate_randomness(randomness) -> str:
+    """`randomness` says where a mechanism's noise comes from: "rng" (the engine's seeded
+    generator, the default) or "own" (its own generator: a library's, a CSPRNG, Python's
+    `random`). Raise InvalidClaimError naming the allowed values."""
+    if randomness not in RANDOMNESS:
+        raise InvalidClaimError(f"randomness must be 'rng' (all noise drawn from the rng "
+                                f"argument) or 'own' (the mechanism draws from its own "
+                                f"generator), got {randomness!r}")
+    return randomness
+
+
+def validate_zcdp(rho) -> float:
+    """A ρ-zCDP claim (Bun & Steinke 2016; docs/theory.md §8): ρ must be a finite number > 0."""
+    try:
+        value = float(rho)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"a zCDP claim is a number rho > 0, got {rho!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise InvalidClaimError(f"a zCDP claim needs a finite rho > 0, got {rho!r}")
+    return value
+
+
 def is_batched(fn: Callable) -> bool:
     """A mechanism is batched when its signature has a `size` parameter: f(data, rng, size)."""
     try:
@@ -54,6 +79,15 @@ class Mechanism:
     exact_tradeoff: Callable | None = None  # α ↦ β of the true trade-off curve, for reports
     rdp: tuple | None = None  # (alpha, rho): a Rényi-DP claim instead of (epsilon, delta)
     floating_point: bool = False  # the claim covers the exact float outputs, bit for bit
+    # "rng": all noise comes from the engine's generator (reproducible, common random numbers
+    # allowed); "own": the mechanism draws from its own generator (validate_randomness)
+    randomness: str = "rng"
+    zcdp: float | None = None  # rho: a rho-zCDP claim instead of (epsilon, delta)
+
+    @property
+    def draws_own_randomness(self) -> bool:
+        """True when the mechanism ignores `rng`: runs are independent but not reproducible."""
+        return self.randomness == "own"
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
@@ -70,12 +104,18 @@ def as_mechanism(fn, name: str | None = None) -> Mechanism:
 
 
 def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
-              exact_tradeoff: Callable | None = None, rdp=None, floating_point: bool = False):
+              exact_tradeoff: Callable | None = None, rdp=None, floating_point: bool = False,
+              randomness: str = "rng", zcdp=None):
     """Declare that the decorated function is (epsilon, delta)-DP on the given neighbouring pairs.
 
     The function is either scalar, ``f(data, rng) -> output``, or batched,
     ``f(data, rng, size) -> outputs`` with the first axis (or list index) the sample.
-    ``rng`` is a ``numpy.random.Generator``; all randomness must come from it.
+    ``rng`` is a ``numpy.random.Generator``; all randomness must come from it, unless
+    ``randomness="own"`` declares that the mechanism draws from its own generator (a library's
+    or a cryptographic one that cannot be seeded). Such audits stay sound (every run is an
+    independent draw) but are not reproducible: the same seed may give another bound, and the
+    certificates that need shared seeds (common random numbers) are switched off.
+    ``zcdp=rho`` declares a rho-zCDP claim instead (audited by ``dpverify.zcdp``).
     ``rdp=(alpha, rho)`` declares a Rényi-DP claim instead (audited by ``audit_rdp``).
     ``exact_tradeoff``, optional: the mechanism's known trade-off curve (e.g.
     ``dpverify.region.laplace_tradeoff(1.0)``), drawn in reports; the audit never uses it.
@@ -91,11 +131,18 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     if rdp is not None:
         from .renyi import validate_rdp
         rdp = validate_rdp(rdp)
+    randomness = validate_randomness(randomness)
+    if zcdp is not None:
+        zcdp = validate_zcdp(zcdp)
+    if sum(claim is not None for claim in (epsilon, rdp, zcdp)) > 1:
+        raise InvalidClaimError("declare one claim per mechanism: epsilon= (with delta=), "
+                                "rdp=(alpha, rho) or zcdp=rho")
 
     def wrap(fn):
         mech = Mechanism(fn=fn, name=name or fn.__name__, epsilon=epsilon, delta=float(delta),
                          pairs=pairs, batched=is_batched(fn), exact_tradeoff=exact_tradeoff,
-                         rdp=rdp, floating_point=bool(floating_point))
+                         rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
+                         zcdp=zcdp)
         for attr in ("__doc__", "__module__", "__qualname__"):
             object.__setattr__(mech, attr, getattr(fn, attr, None))
         object.__setattr__(mech, "__wrapped__", fn)

@@ -34,6 +34,10 @@ def jsonable(value: Any):
 TWO_BOUNDS = "two Clopper–Pearson bounds"        # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
 RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
 COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
+# Said wherever an audit of a mechanism declared with randomness="own" is shown.
+OWN_RANDOMNESS_NOTE = ("           own randomness: the mechanism draws its own noise, so this "
+                       "seed does not reproduce this bound (the confidence still holds; "
+                       "certificates that need shared seeds were not used)")
 
 
 @dataclass(frozen=True)
@@ -148,10 +152,18 @@ class AuditResult:
     stages: tuple = field(default_factory=tuple)
     interrupted: bool = False  # stopped by Ctrl-C: the bound is what was certified until then
     curves: PrivacyCurves | None = None  # with audit(curves=True)
+    # where the mechanism's noise came from: "rng" (the seeded generator) or "own" (its own,
+    # declared with randomness="own"): then the same seed need not give the same result
+    randomness: str = "rng"
 
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def reproducible(self) -> bool:
+        """True when the same seed gives the same result (the mechanism drew from `rng`)."""
+        return self.randomness == "rng"
 
     @property
     def support_mismatch(self) -> bool:
@@ -184,6 +196,8 @@ class AuditResult:
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
                      + ("  [INTERRUPTED: only the stages before Ctrl-C count]"
                         if self.interrupted else ""))
+        if not self.reproducible:
+            lines.append(OWN_RANDOMNESS_NOTE)
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
@@ -203,6 +217,8 @@ class AuditResult:
             "stages": [asdict(s) for s in self.stages],
             "interrupted": self.interrupted,
             "curves": asdict(self.curves) if self.curves is not None else None,
+            "randomness": self.randomness,
+            "reproducible": self.reproducible,
         })
 
 

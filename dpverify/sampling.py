@@ -295,12 +295,13 @@ class Sampler:
         self.last_seconds = RunSeconds(time.perf_counter() - started, draw, evaluate)
         return out
 
-    def preflight(self, pair: int, side: int, size: int = 64) -> tuple:
-        """Run one small chunk twice with the same seed (under the time limit, if any)."""
+    def preflight(self, pair: int, side: int, size: int = 64, twice: bool = True) -> tuple:
+        """Run one small chunk twice with the same seed (once if not `twice`), under the time
+        limit, if any."""
         task = ChunkTask(pair=pair, side=side, stage=0, purpose=PREFLIGHT, index=0, start=0,
                          size=size)
         first = second = None
-        for t, (schema, enc, _) in self._results([task, task], None):
+        for t, (schema, enc, _) in self._results([task, task] if twice else [task], None):
             self._check_schema(schema)
             self.runs[pair, side] += size
             first, second = (enc, None) if first is None else (first, enc)
@@ -332,14 +333,20 @@ def _require_dask_client():
 def check_uses_rng(sampler: Sampler, pair: int, side: int, size: int = 64) -> Encoded:
     """Run a small chunk twice with the same seed: differing outputs mean hidden randomness.
 
-    Also surfaces a crashing or malformed mechanism early, before any parallel work.
+    Also surfaces a crashing or malformed mechanism early, before any parallel work. A mechanism
+    declared with `randomness="own"` is run once instead: its outputs cannot repeat, and that is
+    what it declared.
     """
+    if sampler.mech.draws_own_randomness:
+        return sampler.preflight(pair, side, size, twice=False)[0]
     first, second = sampler.preflight(pair, side, size)
     if not np.array_equal(first.keys, second.keys):
         data = sampler.inputs[pair][side]
         raise RandomnessError(
             f"mechanism {sampler.mech.name!r} gave different outputs for the same seed on input "
             f"{_describe_input(data)}: it draws randomness from somewhere other than the `rng` "
-            "argument (numpy.random.*, random, time). Take all randomness from `rng` so audits "
-            "are reproducible")
+            "argument (numpy.random.*, random, time, a library's own generator). Take all "
+            "randomness from `rng` so audits are reproducible, or, if it cannot be seeded, "
+            "declare it: @dpverify.mechanism(..., randomness=\"own\") (the audit stays sound, "
+            "but the same seed no longer gives the same bound)")
     return first
