@@ -139,7 +139,8 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
                                 "rdp=(alpha, rho) or zcdp=rho")
 
     def wrap(fn):
-        mech = Mechanism(fn=fn, name=name or fn.__name__, epsilon=epsilon, delta=float(delta),
+        mech = Mechanism(fn=fn, name=name or getattr(fn, "__name__", type(fn).__name__),
+                         epsilon=epsilon, delta=float(delta),
                          pairs=pairs, batched=is_batched(fn), exact_tradeoff=exact_tradeoff,
                          rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
                          zcdp=zcdp)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import pickle
 import time
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -130,14 +131,15 @@ def draw_outputs(mech: Mechanism, data, rng: np.random.Generator, size: int, sta
             raise MechanismError(
                 f"mechanism {mech.name!r} raised {type(exc).__name__}: {exc} on input "
                 f"{_describe_input(data)} (batch of samples {start}..{start + size - 1})") from exc
-    outputs = []
-    for i in range(size):
-        try:
-            outputs.append(mech.fn(data, rng))
-        except Exception as exc:
-            raise MechanismError(
-                f"mechanism {mech.name!r} raised {type(exc).__name__}: {exc} on input "
-                f"{_describe_input(data)} at sample {start + i}") from exc
+    fn, outputs = mech.fn, []
+    append = outputs.append
+    try:  # the scalar path's cost is this loop: nothing in it but the call
+        for _ in range(size):
+            append(fn(data, rng))
+    except Exception as exc:
+        raise MechanismError(
+            f"mechanism {mech.name!r} raised {type(exc).__name__}: {exc} on input "
+            f"{_describe_input(data)} at sample {start + len(outputs)}") from exc
     return outputs
 
 
@@ -265,6 +267,12 @@ class Sampler:
                     self._remaining(tasks[done])
         except _TIMEOUTS:
             raise self._timeout(tasks[min(done, len(tasks) - 1)]) from None
+        except pickle.PicklingError as exc:
+            raise MechanismError(
+                f"mechanism {self.mech.name!r} cannot be sent to {self.backend} worker "
+                f"processes ({_last_line(exc.__cause__ or exc).rstrip('.')}). Keep unpicklable state (a "
+                "random.SystemRandom, an open file or connection) out of the function, e.g. "
+                "create it inside the call, or pass backend='threading'") from None
         except _WORKER_DEATHS as exc:
             raise WorkerDiedError(
                 f"a worker process died running mechanism {self.mech.name!r} at "
@@ -308,6 +316,12 @@ class Sampler:
         return first, second
 
 
+def _last_line(exc: BaseException) -> str:
+    """The last non-empty line of an exception's text (a worker's traceback ends in its cause)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() not in ("", '"""')]
+    return lines[-1] if lines else type(exc).__name__
+
+
 def _describe_task(task: ChunkTask) -> str:
     purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
                PAIR_SEARCH: "input search", TIMING: "pilot"}[task.purpose]
@@ -338,7 +352,9 @@ def check_uses_rng(sampler: Sampler, pair: int, side: int, size: int = 64) -> En
     what it declared.
     """
     if sampler.mech.draws_own_randomness:
-        return sampler.preflight(pair, side, size, twice=False)[0]
+        first = sampler.preflight(pair, side, size, twice=False)[0]
+        check_chunks_differ(sampler, pair, side)
+        return first
     first, second = sampler.preflight(pair, side, size)
     if not np.array_equal(first.keys, second.keys):
         data = sampler.inputs[pair][side]
@@ -350,3 +366,35 @@ def check_uses_rng(sampler: Sampler, pair: int, side: int, size: int = 64) -> En
             "declare it: @dpverify.mechanism(..., randomness=\"own\") (the audit stays sound, "
             "but the same seed no longer gives the same bound)")
     return first
+
+
+REPEAT_PROBE_CHUNKS = 3
+REPEAT_PROBE_RUNS = 256
+
+
+def check_chunks_differ(sampler: Sampler, pair: int, side: int) -> None:
+    """For a mechanism with its own randomness: run REPEAT_PROBE_CHUNKS chunks the way the
+    audit will (through the worker pool) and raise RandomnessError if they all return the same
+    varying sequence of outputs. That happens when the generator's state travels with the
+    mechanism: worker processes receive a pickled copy of it with every chunk, so every chunk
+    replays the same draws, and the runs the certificates take as independent are copies.
+    Chunks that differ clear it. Identical chunks whose outputs do not vary say nothing (a
+    rare event's chunks are often all alike) and pass. Under independence three varying
+    sequences of 256 outputs coincide with probability below 1e-6 (docs/method.md)."""
+    tasks = [ChunkTask(pair=pair, side=side, stage=1, purpose=PREFLIGHT, index=i, start=0,
+                       size=REPEAT_PROBE_RUNS) for i in range(REPEAT_PROBE_CHUNKS)]
+    keys = []
+    for task, (schema, enc, _) in sampler._results(tasks, None, pooled=True):
+        sampler._check_schema(schema)
+        sampler.runs[pair, side] += task.size
+        keys.append(enc.keys)
+    varying = any(len(np.unique(k, axis=0)) > 1 for k in keys)
+    if varying and all(np.array_equal(keys[0], k) for k in keys[1:]):
+        raise RandomnessError(
+            f"mechanism {sampler.mech.name!r} (randomness=\"own\") returned the same "
+            f"{REPEAT_PROBE_RUNS} outputs, in the same order, in {REPEAT_PROBE_CHUNKS} separate "
+            f"chunks on input {_describe_input(sampler.inputs[pair][side])}: its generator's "
+            f"state is copied into every chunk ({sampler.backend} workers receive a pickled copy "
+            "of the mechanism), so the runs are not independent. Create the generator where "
+            "it is used (a module-level generator is made afresh in each worker) or pass "
+            "backend='threading'")
