@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -67,6 +68,8 @@ from dpverify.result import COUPLED, jsonable  # noqa: E402
 from _machine import load_average, machine_meta, package_version  # noqa: E402
 from mechanisms_under_test.basic import (make_geometric, make_laplace,  # noqa: E402
                                          make_randomized_response)
+from mechanisms_under_test.own_randomness import (  # noqa: E402
+    make_randomized_response_python_random)
 
 TRUE_EPS = 1.0
 CI_LEVEL = 0.95  # level of the interval on each measured rate (not the audits' confidence)
@@ -81,6 +84,12 @@ TIGHT = (
 # (test_randomized_response_keeps_independent_samples). Its row would repeat the measurement
 # rows above and cost 220 s.
 COUPLING_TIGHT = (TIGHT[0], TIGHT[2])
+# A tight mechanism with its own randomness (randomness="own": no shared seeds, no coupled
+# certificate, preflight run once). Its coins come from Python's `random`, which each audit
+# seeds with the audit's seed, so these rows are reproducible too (n_jobs=1: one thread).
+OWN_TIGHT = (("randomized_response_python_random",
+              "make_randomized_response_python_random(1.0)",
+              make_randomized_response_python_random),)
 RATIOS = (1.1, 1.25, 1.5, 2.0)
 SAMPLE_EXPONENTS = (10, 12, 14, 16, 18)
 
@@ -108,6 +117,7 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
     started = time.perf_counter()
     step = max(1, runs // 10)
     for seed in range(runs):
+        random.seed(seed)  # the coins of a mechanism with randomness="own" (OWN_TIGHT)
         res = dpverify.audit(mech, epsilon=TRUE_EPS, samples=samples, seed=seed, n_jobs=1,
                              confidence=confidence, stop_early=stop_early)
         bounds.append(float(res.epsilon_lower_bound))
@@ -286,7 +296,10 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         f"Python {meta['python']}, numpy {meta['numpy']}, statsmodels {meta['statsmodels']}. "
         f"Every audit runs with `n_jobs=1`; total wall time {meta['total_seconds']:.1f} s "
         f"(false alarms {meta['false_alarm_seconds']:.1f} s, power grid "
-        f"{meta['power_seconds']:.1f} s).",
+        f"{meta['power_seconds']:.1f} s)."
+        + (f" Only the rows of `{meta['recomputed_only']}` were recomputed on this date; the "
+           f"others are those measured on {meta['other_rows_from']} (seeded audits of "
+           "mechanisms whose behaviour had not changed)." if meta.get("recomputed_only") else ""),
         "",
         "## False alarms on exactly tight mechanisms",
         "",
@@ -296,7 +309,11 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         f"`samples={meta['coupled_samples']}`, seeds 0..{meta['coupled_runs'] - 1}, large "
         "enough for the coupled certificate (*coupled witnesses*: how many audits' witness it "
         "certified; randomized response never couples, as shared coins make its outputs "
-        "disagree). A *violation* verdict is a false alarm. The interval is a "
+        "disagree). `make_randomized_response_python_random(1.0)` is the same binary "
+        "randomized response with its coins drawn from Python's `random` module and declared "
+        "`randomness=\"own\"`: it takes the own-randomness path (no shared seeds, no coupled "
+        "certificate); each audit seeds `random` with its own seed, so its rows are "
+        "reproducible. A *violation* verdict is a false alarm. The interval is a "
         f"two-sided {CI_LEVEL:.0%} Clopper–Pearson interval on the rate; the engine promises a "
         f"rate of at most 1 − confidence = {nominal:g}.",
         "",
@@ -385,6 +402,24 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def kept_rows(args) -> dict | None:
+    """With --only: the rows of OUT/calibration.json that are not recomputed, keyed by (name,
+    stop_early) for the tight rows, (name, "coupled") for the coupled ones, and "power"."""
+    if args.only is None:
+        return None
+    old = json.loads((args.out / "calibration.json").read_text(encoding="utf-8"))
+    kept: dict = {"power": old["power"], "meta": old["meta"]}
+    for row in old["false_alarms"]:
+        name = row["mechanism"]
+        if args.only in name:
+            continue
+        if " at 2^" in name:
+            kept[name.split(" (measurement)")[0], "coupled"] = row
+        else:
+            kept[name.removesuffix(" (measurement)"), "(measurement)" not in name] = row
+    return kept
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -402,6 +437,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="confidence of every audit (default 0.95)")
     p.add_argument("--power-seeds", type=int, default=40,
                    help="seeds per (r, samples) cell of the power grid (default 40)")
+    p.add_argument("--only", metavar="NAME",
+                   help="recompute only the false-alarm rows whose mechanism name contains "
+                        "NAME; every other row and the power grid are read back from "
+                        "OUT/calibration.json (the audits are seeded: for a mechanism whose "
+                        "behaviour did not change they would give the same counts)"),
     args = p.parse_args(argv)
     if args.runs < 1:
         p.error("--runs must be at least 1")
@@ -445,9 +485,11 @@ def main(argv=None) -> int:
 
     log("(a) false alarms at claim = true epsilon = 1")
     fa_rows = []
-    for stop_early, (name, factory_text, make) in [(s, t) for s in (True, False) for t in TIGHT]:
-        row = false_alarms(name, factory_text, make, args.runs, args.samples, args.confidence, log,
-                           stop_early)
+    kept = kept_rows(args)
+    for stop_early, (name, factory_text, make) in [(s, t) for s in (True, False)
+                                                   for t in TIGHT + OWN_TIGHT]:
+        row = (kept.get((name, stop_early)) if kept is not None else None) or false_alarms(
+            name, factory_text, make, args.runs, args.samples, args.confidence, log, stop_early)
         fa_rows.append(row)
         log(f"{factory_text}: {row['false_alarms']}/{row['runs']} false alarms, rate "
             f"{row['rate']:.4f}, 95% CI {fmt_ci(row['ci_low'], row['ci_high'])}, "
@@ -455,6 +497,9 @@ def main(argv=None) -> int:
     # Measurement runs large enough for the coupled certificate (common random numbers, a t-test
     # on ≥ 64 blocks): its own approximation, so its own rows
     for name, factory_text, make in COUPLING_TIGHT:
+        if kept is not None and (name, "coupled") in kept:
+            fa_rows.append(kept[name, "coupled"])
+            continue
         row = false_alarms(name, factory_text, make, args.coupled_runs, args.coupled_samples,
                            args.confidence, log, False)
         row["mechanism"] += f" at 2^{args.coupled_samples.bit_length() - 1}"
@@ -469,8 +514,8 @@ def main(argv=None) -> int:
 
     log("(b) detection power, Laplace true epsilon 1 audited at 1/r")
     power_started = time.perf_counter()
-    cells = []
-    for ratio in RATIOS:
+    cells = [] if kept is None else kept["power"]
+    for ratio in RATIOS if kept is None else ():
         for exponent in SAMPLE_EXPONENTS:
             cell = power_cell(ratio, exponent, args.power_seeds, args.confidence)
             cells.append(cell)
@@ -479,6 +524,12 @@ def main(argv=None) -> int:
                 f"{cell['seconds']:.1f} s")
     meta["power_seconds"] = time.perf_counter() - power_started
     meta["total_seconds"] = time.perf_counter() - started
+    if kept is not None:  # seconds of the whole table, as if run at once
+        meta["false_alarm_seconds"] = sum(r["seconds"] for r in fa_rows)
+        meta["power_seconds"] = kept["meta"]["power_seconds"]
+        meta["total_seconds"] = meta["false_alarm_seconds"] + meta["power_seconds"]
+        meta["recomputed_only"] = args.only
+        meta["other_rows_from"] = kept["meta"]["date"]
     meta["load_average_at_end"] = load_average()
 
     json_path, md_path = args.out / "calibration.json", args.out / "calibration.md"
