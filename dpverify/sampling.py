@@ -368,7 +368,7 @@ def check_uses_rng(sampler: Sampler, pair: int, side: int, size: int = 64) -> En
     return first
 
 
-REPEAT_PROBE_CHUNKS = 3
+REPEAT_PROBE_CHUNKS = 4
 REPEAT_PROBE_RUNS = 256
 
 
@@ -379,8 +379,9 @@ def check_chunks_differ(sampler: Sampler, pair: int, side: int) -> None:
     mechanism: worker processes receive a pickled copy of it with every chunk, so every chunk
     replays the same draws, and the runs the certificates take as independent are copies.
     Chunks that differ clear it. Identical chunks whose outputs do not vary say nothing (a
-    rare event's chunks are often all alike) and pass. Under independence three varying
-    sequences of 256 outputs coincide with probability below 1e-6 (docs/method.md)."""
+    rare event's chunks are often all alike) and pass. Under independence four varying
+    sequences of 256 outputs coincide with probability below 3e-9, whatever the output
+    distribution (docs/method.md, "The preflight")."""
     tasks = [ChunkTask(pair=pair, side=side, stage=1, purpose=PREFLIGHT, index=i, start=0,
                        size=REPEAT_PROBE_RUNS) for i in range(REPEAT_PROBE_CHUNKS)]
     keys = []
