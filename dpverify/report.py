@@ -74,6 +74,10 @@ def markdown(document: dict) -> str:
         if r["verdict"] == "pass":
             lines.append(f"- resolution: a true ε of about {_fmt(r['resolution'])} on this "
                          "event would have been caught half the time")
+        if r.get("reproducible") is False:
+            lines.append("- own randomness: the mechanism draws its own noise, so the same "
+                         "seed need not reproduce this bound; the confidence still holds "
+                         "(docs/method.md)")
     return "\n".join(lines) + "\n"
 
 
