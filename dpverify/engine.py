@@ -92,6 +92,16 @@ PILOT_RUNS = 1 << 16  # and at most this many, unless it also times a time budge
 
 
 
+def default_samples(mech) -> int:
+    """The certifying runs per input at the last stage when `audit` is given no `samples`: what
+    the mechanism declared (`@dpverify.mechanism(samples=...)`, set by the library adapters),
+    else DEFAULT_SAMPLES_BATCHED for the batched form and DEFAULT_SAMPLES_SCALAR for the
+    scalar one."""
+    if mech.samples is not None:
+        return mech.samples
+    return DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
+
+
 def plan_stages(samples: int) -> list[int]:
     """Certifying sample sizes per input: samples/4^{J−1}, …, samples/4, samples (≥ 1024 each)."""
     sizes = [samples]
@@ -577,7 +587,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
     mean certifying sample size per input at the last stage (each input gets a Poisson number
-    of runs; default 2^22 for batched mechanisms, 2^17 for scalar ones). The false-alarm rate
+    of runs; default: as declared with `@dpverify.mechanism(samples=...)`, else 2^22 for
+    batched mechanisms and 2^17 for scalar ones). The false-alarm rate
     on a correct mechanism is at most 1 − confidence.
 
     backend: "threading" (default for batched), "loky" (default for scalar), or "dask" (the
@@ -636,7 +647,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     if seconds is not None:
         seconds = _validate_budget(seconds, stop_early)
     if samples is None:
-        samples = DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
+        samples = default_samples(mech)
         if seconds is not None:
             samples *= BUDGET_SAMPLES_FACTOR
     sizes = plan_stages(int(samples))
@@ -885,7 +896,8 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
     alpha_r, rho = validate_rdp(rdp if rdp is not None else mech.rdp)
     confidence = _validate_options(confidence, samples, seed, 1)
     pair_list = pairs_module.normalize(pairs if pairs is not None else mech.pairs)
-    n = int(samples or (DEFAULT_SAMPLES_BATCHED // 4 if mech.batched else DEFAULT_SAMPLES_SCALAR))
+    n = int(samples or mech.samples
+            or (DEFAULT_SAMPLES_BATCHED // 4 if mech.batched else DEFAULT_SAMPLES_SCALAR))
     level = (1.0 - confidence) / 4
     m = min(RDP_SEARCH_SAMPLES, n)
     deadline = None if time_limit is None else time.monotonic() + float(time_limit)

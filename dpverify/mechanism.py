@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from .errors import InvalidClaimError, MechanismError
 
 
@@ -49,6 +51,16 @@ def validate_zcdp(rho) -> float:
     return value
 
 
+def validate_samples(samples) -> int | None:
+    """A sample size: None, or an integer ≥ 100 (certifying runs per input)."""
+    if samples is None:
+        return None
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 100:
+        raise InvalidClaimError(f"samples must be an integer ≥ 100 (runs per input), got "
+                                f"{samples!r}")
+    return int(samples)
+
+
 def is_batched(fn: Callable) -> bool:
     """A mechanism is batched when its signature has a `size` parameter: f(data, rng, size)."""
     try:
@@ -83,6 +95,9 @@ class Mechanism:
     # allowed); "own": the mechanism draws from its own generator (validate_randomness)
     randomness: str = "rng"
     zcdp: float | None = None  # rho: a rho-zCDP claim instead of (epsilon, delta)
+    # the audit's default `samples` for this mechanism (certifying runs per input at the last
+    # stage); None: the engine's default for its form (engine.default_samples)
+    samples: int | None = None
 
     @property
     def draws_own_randomness(self) -> bool:
@@ -105,7 +120,7 @@ def as_mechanism(fn, name: str | None = None) -> Mechanism:
 
 def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
               exact_tradeoff: Callable | None = None, rdp=None, floating_point: bool = False,
-              randomness: str = "rng", zcdp=None):
+              randomness: str = "rng", zcdp=None, samples: int | None = None):
     """Declare that the decorated function is (epsilon, delta)-DP on the given neighbouring pairs.
 
     The function is either scalar, ``f(data, rng) -> output``, or batched,
@@ -116,6 +131,9 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     independent draw) but are not reproducible: the same seed may give another bound, and the
     certificates that need shared seeds (common random numbers) are switched off.
     ``zcdp=rho`` declares a rho-zCDP claim instead (audited by ``dpverify.zcdp``).
+    ``samples``: the audit's default budget for this mechanism, in certifying runs per input
+    at the last stage (e.g. smaller for a mechanism whose every call costs milliseconds);
+    ``audit(samples=...)`` and the command line's ``--samples`` still override it.
     ``rdp=(alpha, rho)`` declares a Rényi-DP claim instead (audited by ``audit_rdp``).
     ``exact_tradeoff``, optional: the mechanism's known trade-off curve (e.g.
     ``dpverify.region.laplace_tradeoff(1.0)``), drawn in reports; the audit never uses it.
@@ -132,6 +150,7 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
         from .renyi import validate_rdp
         rdp = validate_rdp(rdp)
     randomness = validate_randomness(randomness)
+    samples = validate_samples(samples)
     if zcdp is not None:
         zcdp = validate_zcdp(zcdp)
     if sum(claim is not None for claim in (epsilon, rdp, zcdp)) > 1:
@@ -143,7 +162,7 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
                          epsilon=epsilon, delta=float(delta),
                          pairs=pairs, batched=is_batched(fn), exact_tradeoff=exact_tradeoff,
                          rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
-                         zcdp=zcdp)
+                         zcdp=zcdp, samples=samples)
         for attr in ("__doc__", "__module__", "__qualname__"):
             object.__setattr__(mech, attr, getattr(fn, attr, None))
         object.__setattr__(mech, "__wrapped__", fn)
