@@ -18,7 +18,7 @@ import numpy as np
 
 from . import __version__
 from .errors import DpVerifyError, InvalidClaimError, TargetError
-from .mechanism import validate_claim
+from .mechanism import validate_claim, validate_zcdp
 from .loading import resolve_target
 
 EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -40,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("targets", nargs="+", metavar="TARGET",
                    help="path/to/file.py, path/to/file.py:name, or package.module:name")
     a.add_argument("--epsilon", type=float, help="override the claimed ε")
-    a.add_argument("--delta", type=float, help="override the claimed δ")
+    a.add_argument("--delta", type=float, help="override the claimed δ (with --zcdp: the δ of the "
+                                               "implied (ε, δ) claim, default 1e-6)")
+    a.add_argument("--zcdp", type=float, metavar="RHO",
+                   help="audit a ρ-zCDP claim instead (D_α ≤ ρα for every order α > 1), and the "
+                        "(ρ + 2√(ρ ln 1/δ), δ)-DP claim it implies; not with --epsilon")
     a.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of certified bounds; false-alarm rate ≤ 1 − this (default 0.95)")
     a.add_argument("--samples", type=int, help="mean (Poisson) certifying samples per input at the last stage")
@@ -127,10 +131,30 @@ def _dask_client(address: str):
         raise DpVerifyError(f"cannot reach the dask scheduler at {address}: {exc}") from None
 
 
+def _validate_zcdp_options(args) -> None:
+    """--zcdp RHO: a ρ-zCDP claim instead of --epsilon; --delta is then the implied claim's δ."""
+    if getattr(args, "zcdp", None) is None:
+        return
+    if args.epsilon is not None:
+        raise InvalidClaimError("--zcdp and --epsilon are two different claims: give one")
+    if args.measure or args.seconds is not None:
+        raise InvalidClaimError("--measure and --seconds apply to (ε, δ) claims, not to --zcdp")
+    from .zcdp import validate_delta
+    validate_zcdp(args.zcdp)
+    validate_delta(args.delta)
+
+
+def _audits_zcdp(mech, args) -> bool:
+    """Whether `audit` sends this mechanism to the zCDP audit (engine.audit's dispatch rule)."""
+    return args.zcdp is not None or (args.epsilon is None and mech.epsilon is None
+                                     and mech.zcdp is not None)
+
+
 def run_audit(args) -> int:
     from .engine import audit
     from .report import write_report
 
+    _validate_zcdp_options(args)
     if args.epsilon is not None or args.delta is not None:  # usage errors before any work
         validate_claim(args.epsilon if args.epsilon is not None else 1.0, args.delta or 0.0)
     if not 0.0 < args.confidence < 1.0:
@@ -150,9 +174,10 @@ def run_audit(args) -> int:
             result = audit(mech, epsilon=args.epsilon, delta=args.delta,
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
                            n_jobs=args.jobs, backend=backend, time_limit=args.time_limit,
-                           curves=bool(args.report), stop_early=not args.measure,
+                           curves=bool(args.report) and not _audits_zcdp(mech, args),
+                           stop_early=not args.measure,
                            floating_point=True if args.floating_point else None,
-                           seconds=args.seconds)
+                           seconds=args.seconds, zcdp=args.zcdp)
         except DpVerifyError as exc:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
             entries.append(_error_entry(mech.name, str(exc)))

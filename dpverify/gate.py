@@ -102,7 +102,11 @@ def compare(now_estimate, now_lower, base_estimate, base_lower, tolerance) -> Dr
 
 
 def estimate_of(result: AuditResult) -> tuple[float, float]:
-    """(estimated ε, certified lower bound) of an audit; (−inf, −inf) when it found no event."""
+    """(estimated ε, certified lower bound) of an audit; (−inf, −inf) when it found no event.
+    A ρ-zCDP audit (dpverify.zcdp) drifts on the (ε, δ) audit of the claim it implies."""
+    implied = getattr(result, "implied", None)
+    if implied is not None:
+        return estimate_of(implied)
     if result.witness is None:
         return -math.inf, -math.inf
     return float(result.witness.epsilon_estimate), float(result.witness.epsilon_lower_bound)
@@ -269,7 +273,10 @@ class Outcome:
             return []
         out = []
         r = self.result
-        if r.verdict == "violation":
+        if r.verdict == "violation" and getattr(r, "implied", None) is not None:  # zCDP
+            out.append(f"violation: claimed {r.claim_text()}, {r.rho_clause()} at confidence "
+                       f"{r.confidence:g}; {r.implied_clause()}")
+        elif r.verdict == "violation":
             out.append(f"violation: claimed (ε={r.claimed_epsilon:g}, δ={r.claimed_delta:g}), "
                        f"certified ε ≥ {_f(r.epsilon_lower_bound)} at confidence "
                        f"{r.confidence:g}")
@@ -454,7 +461,7 @@ def _notes(entry: dict, result: AuditResult, samples: int) -> list[str]:
 
 def run_gate(args) -> int:
     """Run `dpverify gate` on parsed arguments; return the exit code."""
-    from .engine import DEFAULT_SAMPLES_BATCHED, DEFAULT_SAMPLES_SCALAR, audit
+    from .engine import audit, default_samples
 
     _validate(args)
     baseline_path = Path(args.baseline)
@@ -497,8 +504,7 @@ def run_gate(args) -> int:
             print(f"ERROR      {mech.name}: {exc}", file=sys.stderr, flush=True)
             outcomes.append(outcome)
             continue
-        samples = args.samples or (DEFAULT_SAMPLES_BATCHED if mech.batched
-                                   else DEFAULT_SAMPLES_SCALAR)
+        samples = args.samples or default_samples(mech)
         outcome = Outcome(mech.name, source, result.seconds, result=result,
                           baseline=baseline.get(mech.name))
         if outcome.baseline is not None:

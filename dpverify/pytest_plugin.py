@@ -4,7 +4,9 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
 
 - the fixture ``dp_audit(mechanism, pairs=..., epsilon=..., delta=..., **options)`` returning the
   `AuditResult` and raising `dpverify.PrivacyViolation` (an AssertionError) on a violation;
-- the marker ``@pytest.mark.dp(epsilon=, delta=, pairs=)``, giving the claim to ``dp_audit``;
+- the marker ``@pytest.mark.dp(epsilon=, delta=, pairs=)``, giving the claim to ``dp_audit``
+  (or ``@pytest.mark.dp(zcdp=RHO, pairs=)``: a ρ-zCDP claim, audited by ``dpverify.zcdp`` with
+  ``delta`` the δ of the (ε, δ) claim it implies);
 - collection: ``pytest --dpverify PATH`` (repeatable) or the ini option ``dpverify_paths`` turns
   every ``@dpverify.mechanism`` in those files into a test item named after it;
 - options ``--dpverify-profile {fast,ci}`` (``ci`` when the CI environment variable is set),
@@ -115,7 +117,8 @@ class _Settings:
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "dp(epsilon, delta=0, pairs=None): the privacy claim dp_audit checks")
+        "markers", "dp(epsilon, delta=0, pairs=None) or dp(zcdp=rho, pairs=None): the privacy "
+                   "claim dp_audit checks")
     settings = _Settings(config)
     config._dpverify = settings
     # make sure pytest visits the mechanism paths even when they are not among its arguments
@@ -175,9 +178,10 @@ class MechanismItem(pytest.Item):
         self.mechanism = mechanism
 
     def runtest(self):
-        if self.mechanism.epsilon is None:
+        if self.mechanism.epsilon is None and self.mechanism.zcdp is None:
             raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
-                                "@dpverify.mechanism(epsilon=..., pairs=...)")
+                                "@dpverify.mechanism(epsilon=..., pairs=...) or "
+                                "@dpverify.mechanism(zcdp=..., pairs=...)")
         run_audit(self, self.mechanism, call_index=1,
                   reproduce=lambda seed, samples, confidence: _cli_line(
                       self.path, self.mechanism.name, seed, samples, confidence))
@@ -212,6 +216,10 @@ def violation_report(result, reproduce: str) -> str:
              f"  claimed  (ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})",
              f"  certified ε ≥ {result.epsilon_lower_bound:.4g} at confidence "
              f"{result.confidence:.6g}"]
+    if getattr(result, "implied", None) is not None:  # a ρ-zCDP audit (dpverify.zcdp)
+        lines[1:] = [f"  claimed  {result.claim_text()}",
+                     f"  {result.rho_clause()} at confidence {result.confidence:.6g}",
+                     f"  {result.implied_clause()}"]
     if w is not None:
         lines += [f"  pair     D = {w.D!r}", f"           D' = {w.D_prime!r}",
                   f"  event    {w.event}",
@@ -240,23 +248,38 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     return result
 
 
+def _claim_kwargs(epsilon, zcdp, marker: dict) -> dict:
+    """{"epsilon": ...} or {"zcdp": ...}: the call's claim, else the marker's, else none (the
+    decorator's). One claim per place: epsilon and zcdp together are a usage error."""
+    for where, eps, rho in (("dp_audit()", epsilon, zcdp),
+                            ("@pytest.mark.dp", marker.get("epsilon"), marker.get("zcdp"))):
+        if eps is not None and rho is not None:
+            raise DpVerifyError(f"{where} got both epsilon= and zcdp=: give one claim")
+        if eps is not None or rho is not None:
+            return {"epsilon": eps} if eps is not None else {"zcdp": rho}
+    return {}
+
+
 @pytest.fixture
 def dp_audit(request):
     """Audit a mechanism; claim from the arguments, else ``@pytest.mark.dp``, else the decorator.
+    The claim is ``epsilon=`` (with ``delta=``) or ``zcdp=RHO`` (a ρ-zCDP claim; ``delta=`` is
+    then the implied (ε, δ) claim's δ, default 1e-6).
 
-    Returns the AuditResult; raises dpverify.PrivacyViolation when a violation is certified.
+    Returns the AuditResult (a `dpverify.zcdp.ZcdpAuditResult` for zCDP claims); raises
+    dpverify.PrivacyViolation when a violation is certified.
     """
     marker = request.node.get_closest_marker("dp")
     claim = dict(marker.kwargs) if marker else {}
     settings = request.config._dpverify
     calls = [0]
 
-    def _audit(mechanism, pairs=None, epsilon=None, delta=None, **options):
+    def _audit(mechanism, pairs=None, epsilon=None, delta=None, zcdp=None, **options):
         __tracebackhide__ = True
         calls[0] += 1
         kwargs = {"pairs": pairs if pairs is not None else claim.get("pairs"),
-                  "epsilon": epsilon if epsilon is not None else claim.get("epsilon"),
                   "delta": delta if delta is not None else claim.get("delta")}
+        kwargs.update(_claim_kwargs(epsilon, zcdp, claim))
         kwargs.update(options)
         return run_audit(request.node, mechanism, calls[0],
                          lambda seed, samples, confidence: _pytest_line(

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from .result import COUPLED, RATIO_TEST
+from .zcdp import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
 
 
 def certificate_text(w: dict) -> str:
@@ -48,6 +49,11 @@ def markdown(document: dict) -> str:
         if r["verdict"] == "error":
             lines.append(f"| {r['mechanism']} | error | | | | | |")
             continue
+        if is_zcdp_entry(r):  # a ρ-zCDP claim (dpverify.zcdp): ρ and the implied (ε, δ)
+            claim, certified = zcdp_cells(r)
+            lines.append(f"| {r['mechanism']} | {r['verdict']} | {claim} | {certified} | "
+                         f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
+            continue
         lines.append(f"| {r['mechanism']} | {r['verdict']} | ({_fmt(r['claimed']['epsilon'])}, "
                      f"{_fmt(r['claimed']['delta'])}) | "
                      f"{_fmt(r['epsilon_lower_bound'])}{_mismatch(r)} | "
@@ -57,6 +63,8 @@ def markdown(document: dict) -> str:
         if r["verdict"] == "error":
             lines.append(f"Could not be audited: {r['error']}")
             continue
+        if is_zcdp_entry(r):
+            lines += zcdp_markdown_lines(r)
         w = r.get("witness")
         if w:
             lines += [f"- pair: D = `{w['D']}`, D' = `{w['D_prime']}`",
@@ -71,7 +79,7 @@ def markdown(document: dict) -> str:
                 lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
                              f"{w['count_D']} times under D and never under D'; the finite bound "
                              "only reflects the sample size")
-        if r["verdict"] == "pass":
+        if r["verdict"] == "pass" and "resolution" in r:
             lines.append(f"- resolution: a true ε of about {_fmt(r['resolution'])} on this "
                          "event would have been caught half the time")
         if r.get("reproducible") is False:
@@ -92,6 +100,7 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
     (DIR/tradeoff.png, DIR/delta_curve.png, DIR/pvalue.png; one folder per mechanism when there
     are several). `mechanisms` (same order as results) supplies known exact trade-off curves."""
     from .plots import write_plots
+    from .zcdp import ZcdpAuditResult, write_zcdp_plots
 
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "result.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
@@ -99,7 +108,8 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
     images = {}
     for result in results:
         folder = _plot_dir(directory, result, single=len(results) == 1)
-        names = write_plots(result, folder, exact.get(result.mechanism))
+        names = (write_zcdp_plots(result, folder) if isinstance(result, ZcdpAuditResult)
+                 else write_plots(result, folder, exact.get(result.mechanism)))
         images[result.mechanism] = [folder / n for n in names]
     md = markdown(document)
     for result in results:
@@ -136,6 +146,12 @@ def html(document: dict, results, images: dict) -> str:
             rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class=violation>error</td>"
                         f"<td colspan=4>{_esc(r['error'])}</td></tr>")
             continue
+        if is_zcdp_entry(r):
+            claim, certified = zcdp_cells(r)
+            rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
+                        f"{r['verdict']}</td><td>{_esc(claim)}</td><td>{_esc(certified)}</td>"
+                        f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
+            continue
         rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
                     f"{r['verdict']}</td><td>({_fmt(r['claimed']['epsilon'])}, "
                     f"{_fmt(r['claimed']['delta'])})</td>"
@@ -155,6 +171,9 @@ def html(document: dict, results, images: dict) -> str:
         parts.append(f"<h2>{_esc(result.mechanism)}: <span class={result.verdict}>"
                      f"{result.verdict}</span></h2>")
         parts.append(f"<pre>{_esc(result.summary())}</pre>")
+        if getattr(result, "implied", None) is not None:  # zCDP: the implied (ε, δ) audit
+            parts.append(f"<p>The implied (ε, δ) claim, audited with the other half of the error "
+                         f"budget:</p><pre>{_esc(result.implied.summary())}</pre>")
         if w is not None:
             parts.append("<table>" + "".join(
                 f"<tr><th>{k}</th><td>{_esc(v)}</td></tr>" for k, v in [
