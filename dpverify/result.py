@@ -82,6 +82,15 @@ class Witness:
     def rate_D_prime(self) -> float:
         return self.count_D_prime / self.samples_D_prime
 
+    def summary_lines(self) -> list[str]:
+        """The pair, the event and the counts, as the summaries print them."""
+        return [f"           pair D={_short(self.D)}  D'={_short(self.D_prime)}",
+                f"           event {self.event}",
+                f"           counts {self.count_D}/{self.samples_D} under D vs "
+                f"{self.count_D_prime}/{self.samples_D_prime} under D'"
+                + ("  [support mismatch: never seen under D'; the bound is limited by the "
+                   "sample size and ε may be infinite]" if self.support_mismatch else "")]
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["rate_D"] = self.rate_D
@@ -184,15 +193,8 @@ class AuditResult:
             lines.append(f"pass       {self.mechanism}: no violation of {claim} found at this "
                          f"budget (best certified ε ≥ {lb:.4g}; would catch about ε ≥ "
                          f"{self.resolution:.4g} on the best event)")
-        w = self.witness
-        if w is not None:
-            lines.append(f"           pair D={_short(w.D)}  D'={_short(w.D_prime)}")
-            lines.append(f"           event {w.event}")
-            lines.append(f"           counts {w.count_D}/{w.samples_D} under D vs "
-                         f"{w.count_D_prime}/{w.samples_D_prime} under D'"
-                         + ("  [support mismatch: never seen under D'; the bound is limited by the sample "
-                            "size and ε may be infinite]"
-                            if w.support_mismatch else ""))
+        if self.witness is not None:
+            lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
                      + ("  [INTERRUPTED: only the stages before Ctrl-C count]"
                         if self.interrupted else ""))
@@ -255,12 +257,8 @@ class RenyiAuditResult:
                 f"[⇒ (ε={self.implied_epsilon:.3g}, δ={self.implied_delta:g})], certified "
                 f"D_α ≥ {self.rho_lower_bound:.4g} at confidence {self.confidence:g}")
         lines = [head]
-        w = self.witness
-        if w is not None:
-            lines += [f"           pair D={_short(w.D)}  D'={_short(w.D_prime)}",
-                      f"           event {w.event}",
-                      f"           counts {w.count_D}/{w.samples_D} under D vs "
-                      f"{w.count_D_prime}/{w.samples_D_prime} under D'"]
+        if self.witness is not None:
+            lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, "
                      f"seed {self.seed}")
         return "\n".join(lines)

@@ -42,7 +42,7 @@ from .encoding import Encoded
 from .errors import InvalidClaimError
 from .mechanism import as_mechanism, validate_zcdp
 from .renyi import renyi_bernoulli
-from .result import TWO_BOUNDS, AuditResult, OWN_RANDOMNESS_NOTE, Witness, _short, jsonable
+from .result import TWO_BOUNDS, AuditResult, OWN_RANDOMNESS_NOTE, Witness, jsonable
 from .sampling import CERTIFY, SEARCH, Sampler, check_uses_rng, split_into_chunks
 from .stats import certified_epsilon, cp_lower, cp_upper, plug_in_epsilon, wilson_bounds
 
@@ -241,12 +241,8 @@ class ZcdpAuditResult:
         lines = [f"{word:<10} {self.mechanism}: claimed {self.claim_text()}, "
                  f"{self.rho_clause()} at confidence {self.confidence:g}",
                  f"           {self.implied_clause()}"]
-        w = self.witness
-        if w is not None:
-            lines += [f"           pair D={_short(w.D)}  D'={_short(w.D_prime)}",
-                      f"           event {w.event}",
-                      f"           counts {w.count_D}/{w.samples_D} under D vs "
-                      f"{w.count_D_prime}/{w.samples_D_prime} under D'"]
+        if self.witness is not None:
+            lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs ({self.implied.samples:,} in "
                      f"the implied audit), {self.seconds:.2f} s, seed {self.seed}"
                      + ("  [INTERRUPTED]" if self.interrupted else ""))

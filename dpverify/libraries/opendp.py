@@ -164,8 +164,8 @@ def describe(measurement) -> str:
 
 def _hints(measurement) -> dict:
     """Values the constructors were given that tell which records hit the sensitivity: the
-    first transformation's `bounds` (a clamp), `categories`, quantile `candidates`,
-    `threshold`, bit-vector `max_weight`; the first occurrence in application order wins."""
+    first transformation's `bounds` (a clamp), `categories`, quantile `candidates` and a
+    `threshold`; the first occurrence in application order wins."""
     hints: dict = {}
     for _, module, kwargs in _steps(measurement):
         for key in ("bounds", "categories", "candidates", "threshold"):
