@@ -49,8 +49,8 @@ from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_r
 from .result import (COUPLED, RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves,
                      RenyiAuditResult, StageSummary, Witness)
 from .progress import Progress
-from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng, poisson_sample_size,
-                       split_into_chunks)
+from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng,
+                       checked_search_samples, poisson_sample_size, split_into_chunks)
 from .region import box_outside
 from .stats import (MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_BLOCKS,  # noqa: F401 (re-exported)
                     MIN_COUPLED_HITS_PER_BLOCK, certified_epsilon, coupled_block_size,
@@ -903,18 +903,11 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
     deadline = None if time_limit is None else time.monotonic() + float(time_limit)
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend,
                  deadline=deadline) as sampler:
-        for p in range(len(pair_list)):
-            check_uses_rng(sampler, p, 0), check_uses_rng(sampler, p, 1)
-        tasks = [t for p in range(len(pair_list)) for s in (0, 1)
-                 for t in split_into_chunks(m, sampler.chunk_size, pair=p, side=s, stage=1,
-                                            purpose=SEARCH)]
-        search = {}
-        for task, enc in zip(tasks, sampler.run(tasks)):
-            search.setdefault((task.pair, task.side), []).append(enc)
+        search = checked_search_samples(sampler, m)
         best = None  # (planned bound, candidate)
         for p in range(len(pair_list)):
-            a, b = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
-            for cand, planned in _rdp_candidates(p, a, b, alpha_r, n, level):
+            for cand, planned in _rdp_candidates(p, search[p, 0], search[p, 1], alpha_r, n,
+                                                 level):
                 if best is None or planned > best[0]:
                     best = (planned, cand)
         witness, lower = None, 0.0

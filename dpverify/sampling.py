@@ -399,3 +399,19 @@ def check_chunks_differ(sampler: Sampler, pair: int, side: int) -> None:
             "of the mechanism), so the runs are not independent. Create the generator where "
             "it is used (a module-level generator is made afresh in each worker) or pass "
             "backend='threading'")
+
+
+def checked_search_samples(sampler: Sampler, runs: int) -> dict:
+    """The preflight of every input (`check_uses_rng`), then `runs` search outputs of every
+    input, uncoupled, joined per input: (pair, side) → Encoded. What the one-event audits of
+    Rényi and zCDP claims choose their event on (engine.audit_rdp, zcdp.audit_zcdp)."""
+    n_pairs = len(sampler.inputs)
+    for p in range(n_pairs):
+        check_uses_rng(sampler, p, 0), check_uses_rng(sampler, p, 1)
+    tasks = [t for p in range(n_pairs) for s in (0, 1)
+             for t in split_into_chunks(runs, sampler.chunk_size, pair=p, side=s, stage=1,
+                                        purpose=SEARCH)]
+    chunks: dict = {}
+    for task, enc in zip(tasks, sampler.run(tasks)):
+        chunks.setdefault((task.pair, task.side), []).append(enc)
+    return {key: Encoded.concat(parts) for key, parts in chunks.items()}

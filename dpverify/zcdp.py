@@ -43,7 +43,7 @@ from .errors import InvalidClaimError
 from .mechanism import as_mechanism, validate_zcdp
 from .renyi import renyi_bernoulli
 from .result import TWO_BOUNDS, AuditResult, OWN_RANDOMNESS_NOTE, Witness, jsonable
-from .sampling import CERTIFY, SEARCH, Sampler, check_uses_rng, split_into_chunks
+from .sampling import CERTIFY, Sampler, checked_search_samples, split_into_chunks
 from .stats import certified_epsilon, cp_lower, cp_upper, plug_in_epsilon, wilson_bounds
 
 DEFAULT_DELTA = 1e-6
@@ -361,18 +361,10 @@ def _renyi_part(mech, pair_list, n, level, seed, n_jobs, backend, deadline) -> _
     m = min(SEARCH_SAMPLES, n)
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend,
                  deadline=deadline) as sampler:
-        for p in range(len(pair_list)):
-            check_uses_rng(sampler, p, 0), check_uses_rng(sampler, p, 1)
-        tasks = [t for p in range(len(pair_list)) for s in (0, 1)
-                 for t in split_into_chunks(m, sampler.chunk_size, pair=p, side=s, stage=1,
-                                            purpose=SEARCH)]
-        search: dict = {}
-        for task, enc in zip(tasks, sampler.run(tasks)):
-            search.setdefault((task.pair, task.side), []).append(enc)
+        search = checked_search_samples(sampler, m)
         best = None
         for p in range(len(pair_list)):
-            a, b = Encoded.concat(search[p, 0]), Encoded.concat(search[p, 1])
-            for event in _events(p, a, b, n, level, mech.floating_point):
+            for event in _events(p, search[p, 0], search[p, 1], n, level, mech.floating_point):
                 if best is None or event.planned > best.planned:
                     best = event
         if best is None:
