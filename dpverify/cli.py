@@ -144,14 +144,8 @@ def _validate_zcdp_options(args) -> None:
     validate_delta(args.delta)
 
 
-def _audits_zcdp(mech, args) -> bool:
-    """Whether `audit` sends this mechanism to the zCDP audit (engine.audit's dispatch rule)."""
-    return args.zcdp is not None or (args.epsilon is None and mech.epsilon is None
-                                     and mech.zcdp is not None)
-
-
 def run_audit(args) -> int:
-    from .engine import audit
+    from .engine import audit, is_zcdp_claim
     from .report import write_report
 
     _validate_zcdp_options(args)
@@ -174,7 +168,8 @@ def run_audit(args) -> int:
             result = audit(mech, epsilon=args.epsilon, delta=args.delta,
                            confidence=args.confidence, samples=args.samples, seed=args.seed,
                            n_jobs=args.jobs, backend=backend, time_limit=args.time_limit,
-                           curves=bool(args.report) and not _audits_zcdp(mech, args),
+                           curves=bool(args.report)
+                           and not is_zcdp_claim(mech, args.epsilon, args.zcdp),
                            stop_early=not args.measure,
                            floating_point=True if args.floating_point else None,
                            seconds=args.seconds, zcdp=args.zcdp)

@@ -102,6 +102,13 @@ def default_samples(mech) -> int:
     return DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
 
 
+def is_zcdp_claim(mech, epsilon=None, zcdp=None) -> bool:
+    """Whether `audit` audits a ρ-zCDP claim (dpverify.zcdp): one is given, or the mechanism
+    declares one and no ε is given or declared."""
+    return zcdp is not None or (epsilon is None and mech.epsilon is None
+                                and mech.zcdp is not None)
+
+
 def plan_stages(samples: int) -> list[int]:
     """Certifying sample sizes per input: samples/4^{J−1}, …, samples/4, samples (≥ 1024 each)."""
     sizes = [samples]
@@ -617,7 +624,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
     floating = bool(mech.floating_point if floating_point is None else floating_point)
-    if zcdp is not None or (epsilon is None and mech.epsilon is None and mech.zcdp is not None):
+    if is_zcdp_claim(mech, epsilon, zcdp):
         if curves or not stop_early or seconds is not None:
             raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
                                     f"delta) claims; {mech.name!r} is audited for zCDP")

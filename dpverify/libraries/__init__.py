@@ -9,3 +9,17 @@ when it can (diffprivlib's `random_state`). Import the one you need:
 
 Each needs its library installed: ``pip install 'dpverify[libraries]'``.
 """
+
+import importlib
+
+from ..errors import DpVerifyError
+
+
+def require(module: str, adapter: str, needs: str):
+    """Import a library module for an adapter, or raise a DpVerifyError naming the adapter,
+    the versions it needs and the extra that installs them."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise DpVerifyError(f"dpverify.libraries.{adapter} needs {needs}: "
+                            f"pip install 'dpverify[libraries]' ({exc})") from None

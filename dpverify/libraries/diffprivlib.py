@@ -35,8 +35,8 @@ import numpy as np
 from ..errors import DpVerifyError, InvalidPairsError
 from ..mechanism import Mechanism, validate_claim
 from ..pairs import all_differ
+from . import require
 
-INSTALL_HINT = "pip install 'dpverify[libraries]'"
 # Uniform claims (0, δ)-DP, which cannot be audited by sampling (ε must be > 0). It implies
 # (ε, δ)-DP for every ε > 0: the adapter audits (UNIFORM_EPSILON, δ), nearly the claim itself.
 UNIFORM_EPSILON = 1e-3
@@ -50,12 +50,7 @@ MAX_CATEGORICAL_PAIRS = 12
 
 def _require_diffprivlib():
     """Import diffprivlib, or raise a DpVerifyError saying how to install it."""
-    try:
-        import diffprivlib
-    except ImportError as exc:
-        raise DpVerifyError(f"dpverify.libraries.diffprivlib needs diffprivlib 0.6 (and "
-                            f"scikit-learn < 1.8): {INSTALL_HINT} ({exc})") from None
-    return diffprivlib
+    return require("diffprivlib", "diffprivlib", "diffprivlib 0.6 (and scikit-learn < 1.8)")
 
 
 # --------------------------------------------------------------------------- seeding ---

@@ -41,10 +41,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..errors import DpVerifyError, InvalidClaimError, InvalidPairsError
+from ..errors import InvalidClaimError, InvalidPairsError
 from ..mechanism import Mechanism, validate_claim, validate_zcdp
+from . import require
 
-INSTALL_HINT = "pip install 'dpverify[libraries]'"
 DEFAULT_DELTA = 1e-6  # δ at which a privacy profile (SmoothedMaxDivergence) is read
 BATCH = 512           # draws per composed OpenDP call (the per-draw cost is flat beyond ~64)
 UNSIGNED_FREE = 5     # base value of vectors under L∞ distance, in units of d_in
@@ -56,12 +56,7 @@ DEFAULT_SAMPLES = 1 << 17
 
 def _require_opendp():
     """Import opendp's prelude, or raise a DpVerifyError saying how to install it."""
-    try:
-        import opendp.prelude as dp
-    except ImportError as exc:
-        raise DpVerifyError(f"dpverify.libraries.opendp needs opendp 0.14-0.16: {INSTALL_HINT} "
-                            f"({exc})") from None
-    return dp
+    return require("opendp.prelude", "opendp", "opendp 0.14-0.16")
 
 
 def from_measurement(measurement, d_in=1, pairs=None, name=None, delta=None, *,
