@@ -17,9 +17,8 @@ unchanged.
 
 Speed: one OpenDP call costs 65-370 µs, most of it converting values between Python and
 Rust. When OpenDP can compose the measurement with itself (`make_composition([meas] * k)`),
-one call returns k independent draws at 35-70 % of the scalar cost per draw, and the pieces of
-a batch may run on a small thread pool (OpenDP releases the GIL inside Rust) when that is
-faster. Otherwise the mechanism is scalar and the engine spreads its calls over worker
+one call returns k independent draws at 35-70 % of the scalar cost per draw, and the engine
+runs batches on its threads. Otherwise the mechanism is scalar and the engine spreads its calls over worker
 processes, which receive it pickled: as OpenDP's JSON serialization (`dp.serialize`), or the
 constructor calls OpenDP recorded, rebuilt in the worker. Either way the mechanism declares a
 default budget of 2^17 runs per input (DEFAULT_SAMPLES), not the engine's batched 2^22.
@@ -32,12 +31,8 @@ bit vector from `make_randomized_response_bitvec`) become a tuple of its bits.
 from __future__ import annotations
 
 import math
-import os
 import pickle
 import re
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -543,21 +538,6 @@ def build_pairs(measurement, d_in=1, label=None) -> list:
 
 # ------------------------------------------------------------------------------- draws ---
 
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    """One small thread pool for the pieces of a batch (OpenDP releases the GIL in Rust);
-    shared by every batched mechanism, so concurrent chunks never oversubscribe the cores."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1),
-                                       thread_name_prefix="dpverify-opendp")
-        return _POOL
-
-
 def _plain(output):
     """An output the engine can encode: a dict becomes a tuple of (key, value) pairs in sorted
     key order (which keys were released stays visible), bytes a tuple of its bits."""
@@ -675,13 +655,9 @@ class BatchedDraws(_Draws):
 
     One OpenDP call of `make_composition([meas] * k)` returns k draws; a batch is cut into
     pieces of BATCH draws plus powers of two for the rest (compositions are built once per
-    k and cached). The pieces run one after another or on the shared thread pool, whichever
-    is faster for this measurement: the pool pays when the Rust sampler dominates (canonical
-    noise: 78 → 50 µs a draw on 2 cores), not when converting values to Python does (there
-    the threads only contend for the GIL). The first batches alternate and time both ways.
+    k and cached). The engine runs batches on threads (one per core), so the pieces of one
+    batch run one after another.
     """
-
-    TRIALS = 2  # timed batches per way before choosing
 
     def __init__(self, measurement):
         super().__init__(measurement)
@@ -691,8 +667,6 @@ class BatchedDraws(_Draws):
         if state:
             super().__setstate__(state)
         self._composed = {}
-        self._seconds = {False: [], True: []}  # per-draw seconds, serially / on the pool
-        self._pooled = None  # decided once both ways have been timed
 
     def _composition(self, k: int):
         composed = self._composed.get(k)
@@ -700,30 +674,12 @@ class BatchedDraws(_Draws):
             composed = self._composed[k] = _compose(self.measurement, k)
         return composed
 
-    def _way(self, pieces: int) -> bool:
-        """Whether to run this batch's pieces on the pool (timing both ways at first)."""
-        if pieces < 2:
-            return False
-        if self._pooled is not None:
-            return self._pooled
-        serial, pooled = (len(self._seconds[w]) for w in (False, True))
-        if min(serial, pooled) >= self.TRIALS:
-            self._pooled = min(self._seconds[True]) < min(self._seconds[False])
-            return self._pooled
-        return pooled < serial
-
     def __call__(self, data, rng, size):
         data = self._prepare(data)
         full, rest = divmod(int(size), BATCH)
         pieces = [BATCH] * full + [1 << i for i in reversed(range(rest.bit_length()))
                                    if rest >> i & 1]
-        run = lambda k: self._composition(k)(data)  # noqa: E731 - one piece of the batch
-        pooled = self._way(len(pieces))
-        started = time.perf_counter()
-        parts = list(_pool().map(run, pieces)) if pooled else [run(k) for k in pieces]
-        if len(pieces) > 1 and self._pooled is None:
-            self._seconds[pooled].append((time.perf_counter() - started) / size)
-        return _as_batch([o for part in parts for o in part])
+        return _as_batch([o for k in pieces for o in self._composition(k)(data)])
 
 
 def _compose(measurement, k: int):
