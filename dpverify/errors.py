@@ -43,3 +43,26 @@ class PrivacyViolation(DpVerifyError, AssertionError):
     def __init__(self, message, result=None):
         super().__init__(message)
         self.result = result
+
+
+def where_raised(exc: BaseException, limit: int = 3) -> str:
+    """The innermost `limit` frames of `exc`'s traceback outside dpverify itself, one per line
+    ("  at file.py:12 in fn: source line", innermost last), or "" when there are none: where in
+    a user's mechanism an exception came from, without dpverify's own frames."""
+    import os
+    import traceback
+
+    try:
+        own = os.path.dirname(os.path.abspath(__file__)) + os.sep
+        frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                  if not os.path.abspath(f.filename).startswith(own)]
+        cwd = os.getcwd() + os.sep
+    except Exception:  # never let the description of an error raise another one
+        return ""
+    lines = []
+    for frame in frames[-limit:]:
+        name = frame.filename[len(cwd):] if frame.filename.startswith(cwd) else frame.filename
+        source = (frame.line or "").strip()
+        lines.append(f"  at {name}:{frame.lineno} in {frame.name}"
+                     + (f": {source}" if source else ""))
+    return "\n".join(lines)

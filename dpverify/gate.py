@@ -20,9 +20,12 @@ that stopped early (violations) or ran on few samples from drifting by sampling 
 comparison is meaningful at the same --samples (and, for a bit-identical result, the same --seed
 and dpverify/numpy versions) as the baseline; the gate notes when they differ.
 
-Exit codes: 0 every mechanism passes and none drifted; 1 a violation, a drift or a mechanism
-missing from the baseline; 2 a usage error, an unreadable/missing baseline, a failing git call
-or a mechanism that could not be run (2 wins over 1). With --update-baseline the passing
+Exit codes (the same as `dpverify audit`'s, see cli.py): 0 every mechanism passes and none
+drifted; 1 a finding: a violation, a drift or a mechanism missing from the baseline; 2 not a
+finding: a bad option value, an output path (--junit, --summary, the baseline with
+--update-baseline) that cannot be written (checked before any audit; missing directories are
+not created), an unreadable/missing/invalid baseline, a failing git call, a mechanism that
+could not be run, or an internal error (2 wins over 1). With --update-baseline the passing
 mechanisms of this run are merged into the baseline (violations are still reported, are not
 written, and still exit 1); drift and missing entries then do not fail.
 
@@ -48,9 +51,10 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .errors import DpVerifyError, InvalidClaimError, TargetError
+from .cli import check_output_file, validate_common, write_output
+from .errors import DpVerifyError, TargetError
 from .loading import module_from_path, mechanisms_in, resolve_target
-from .mechanism import Mechanism, validate_claim
+from .mechanism import Mechanism
 from .result import AuditResult, jsonable
 
 DEFAULT_TOLERANCE = 0.25
@@ -130,7 +134,8 @@ def load_baseline(path: Path) -> dict:
     except FileNotFoundError:
         raise GateError(f"baseline {path} does not exist: create it with --update-baseline")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise GateError(f"cannot read baseline {path}: {exc}")
+        raise GateError(f"cannot read baseline {path}: {exc}; fix the file, or delete it and "
+                        "regenerate it with --update-baseline")
     mechanisms = document.get("mechanisms") if isinstance(document, dict) else None
     if not isinstance(mechanisms, dict):
         raise GateError(f"baseline {path} has no \"mechanisms\" object; regenerate it with "
@@ -164,9 +169,8 @@ def write_baseline(path: Path, mechanisms: dict) -> None:
         "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "note": "written by `dpverify gate --update-baseline`; compare at the same --samples"}}
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(jsonable(document), indent=2, sort_keys=True, ensure_ascii=False)
-                    + "\n", encoding="utf-8")
+    text = json.dumps(jsonable(document), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_output("--baseline", path, lambda: path.write_text(text, encoding="utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -267,6 +271,20 @@ class Outcome:
     notes: list = field(default_factory=list)
 
     @property
+    def baseline_state(self) -> str | None:
+        """How this run compares with the baseline: "updated", "drift", "no drift" or "missing"
+        (None for an error). The one record that the printed baseline line (`drift_line`), the
+        failures, the JUnit/Markdown reports and the summary counts are all derived from, so a
+        DRIFT or "not in baseline" line is always counted, whatever the verdict beside it."""
+        if self.error is not None:
+            return None
+        if self.updated:
+            return "updated"
+        if self.drift is None:
+            return "missing"
+        return "drift" if self.drift.drifted else "no drift"
+
+    @property
     def failures(self) -> list[str]:
         """Why this mechanism fails the gate (empty: it passes; ignored for errors)."""
         if self.result is None:
@@ -280,12 +298,16 @@ class Outcome:
             out.append(f"violation: claimed (ε={r.claimed_epsilon:g}, δ={r.claimed_delta:g}), "
                        f"certified ε ≥ {_f(r.epsilon_lower_bound)} at confidence "
                        f"{r.confidence:g}")
-        if not self.updated:
-            if self.drift is not None and self.drift.drifted:
-                out.append("drift: " + self.drift.describe())
-            elif self.baseline is None and r.verdict == "pass":
-                out.append(NOT_IN_BASELINE)
+        state = self.baseline_state
+        if state == "drift":
+            out.append("drift: " + self.drift.describe())
+        elif state == "missing":
+            out.append(self._missing_text())
         return out
+
+    def _missing_text(self) -> str:
+        # a violation is never written to the baseline: no hint to --update-baseline for it
+        return NOT_IN_BASELINE if self.result.verdict == "pass" else "not in baseline"
 
     @property
     def status(self) -> str:
@@ -293,29 +315,21 @@ class Outcome:
             return "error"
         if self.result.verdict == "violation":
             return "violation"
-        if self.updated:
-            return "pass"
-        if self.drift is not None and self.drift.drifted:
-            return "drift"
-        return "missing" if self.baseline is None else "pass"
+        return {"drift": "drift", "missing": "missing"}.get(self.baseline_state, "pass")
 
     def drift_column(self) -> str:
-        if self.error is not None:
-            return "—"
-        if self.updated:
-            return "baseline updated"
-        if self.drift is None:
-            return "not in baseline"
-        return "**yes**" if self.drift.drifted else "no"
+        return {None: "—", "updated": "baseline updated", "missing": "not in baseline",
+                "drift": "**yes**", "no drift": "no"}[self.baseline_state]
 
     def drift_line(self) -> str:
-        if self.updated:
+        state = self.baseline_state
+        if state == "updated":
             was = (f"; was {_f(self.drift.base)}, now {_f(self.drift.now)}"
                    if self.drift is not None else "")
             return "baseline updated" + was
-        if self.drift is None:
-            return NOT_IN_BASELINE if self.result.verdict == "pass" else "not in baseline"
-        return ("DRIFT: " if self.drift.drifted else "no drift: ") + self.drift.describe()
+        if state == "missing":
+            return self._missing_text()
+        return ("DRIFT: " if state == "drift" else "no drift: ") + self.drift.describe()
 
     def details(self) -> str:
         if self.error is not None:
@@ -371,8 +385,8 @@ def write_junit(path: Path, outcomes: list[Outcome]) -> None:
             ET.SubElement(case, "system-out").text = o.details()
     ET.indent(root)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    write_output("--junit", path,
+                 lambda: ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True))
 
 
 def _cell(text) -> str:
@@ -409,11 +423,14 @@ def summary_markdown(outcomes: list[Outcome], count_line: str, note: str = "") -
 
 
 def write_summary(path: Path, text: str) -> None:
-    """Append (as $GITHUB_STEP_SUMMARY expects), creating the file if needed."""
+    """Append (as $GITHUB_STEP_SUMMARY expects), creating the file (not its directory) if
+    needed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(text)
+
+    def append():
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    write_output("--summary", path, append)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -421,22 +438,29 @@ def write_summary(path: Path, text: str) -> None:
 # ------------------------------------------------------------------------------------------------
 
 def _validate(args) -> None:
-    if args.epsilon is not None or args.delta is not None:
-        validate_claim(args.epsilon if args.epsilon is not None else 1.0, args.delta or 0.0)
-    if not 0.0 < args.confidence < 1.0:
-        raise InvalidClaimError(f"--confidence must be in (0, 1), got {args.confidence}")
+    """Option values and output paths, before any audit (or git call) runs."""
+    validate_common(args)
     if not (math.isfinite(args.tolerance) and args.tolerance >= 0):
         raise GateError(f"--tolerance must be a finite number ≥ 0 (relative, e.g. 0.25), got "
                         f"{args.tolerance}")
-    if args.samples is not None and args.samples < 100:
-        raise InvalidClaimError(f"--samples must be ≥ 100 (runs per input), got {args.samples}")
-    if args.seed < 0:
-        raise InvalidClaimError(f"--seed must be ≥ 0, got {args.seed}")
+    if args.junit:
+        check_output_file(args.junit, "--junit")
+    if args.summary:
+        check_output_file(args.summary, "--summary")
+    if args.update_baseline:
+        check_output_file(args.baseline, "--baseline")
 
 
 def _count_line(outcomes: list[Outcome], skipped: int = 0) -> str:
-    by = {s: sum(o.status == s for o in outcomes)
-          for s in ("pass", "violation", "drift", "missing", "error")}
+    """Counts of what the lines above it print: passes, VIOLATION lines, DRIFT lines, "not in
+    baseline" lines and errors. One mechanism can be both a violation and drifted or missing,
+    so the counts may add up to more than the mechanisms."""
+    by = {"pass": sum(o.error is None and not o.failures for o in outcomes),
+          "violation": sum(o.error is None and o.result.verdict == "violation"
+                           for o in outcomes),
+          "drift": sum(o.baseline_state == "drift" for o in outcomes),
+          "missing": sum(o.baseline_state == "missing" for o in outcomes),
+          "error": sum(o.error is not None for o in outcomes)}
     line = (f"{len(outcomes)} mechanism(s): {by['pass']} pass(es), {by['violation']} "
             f"violation(s), {by['drift']} drift(s), {by['missing']} not in baseline, "
             f"{by['error']} error(s)")
@@ -450,7 +474,7 @@ def _notes(entry: dict, result: AuditResult, samples: int) -> list[str]:
         if key in entry and entry[key] != now:
             notes.append(f"note: baseline made with {key} {entry[key]}, this run {now}: "
                          "estimates differ by sampling noise")
-    claimed = entry.get("claimed") or {}
+    claimed = entry.get("claimed") if isinstance(entry.get("claimed"), dict) else {}
     if (claimed.get("epsilon") != result.claimed_epsilon
             or claimed.get("delta", 0.0) != result.claimed_delta):
         notes.append(f"note: the claim changed since the baseline ({claimed.get('epsilon')}, "

@@ -10,7 +10,18 @@ from .errors import TargetError
 from .mechanism import Mechanism, as_mechanism
 
 
+def _cwd_on_path() -> None:
+    """Let targets import from the current directory, as `python -m` does (the `dpverify`
+    console script does not): `pkg.module:name` targets and files doing `from pkg import ...`
+    from a project checkout whose packages are not installed. Appended, so installed packages
+    of the same name still win."""
+    cwd = str(Path.cwd())
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.append(cwd)
+
+
 def module_from_path(path: Path):
+    _cwd_on_path()
     path = path.resolve()
     if not path.is_file():
         raise TargetError(f"no such file: {path}; give a path to a .py file, optionally with "
@@ -41,6 +52,7 @@ def module_from_path(path: Path):
 def _module(spec: str):
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         return module_from_path(Path(spec))
+    _cwd_on_path()
     try:
         return importlib.import_module(spec)
     except ImportError as exc:
@@ -70,6 +82,8 @@ def resolve_target(target: str) -> list[Mechanism]:
         if not hasattr(module, name):
             raise TargetError(f"{module_part} has no attribute {name!r}")
         value = getattr(module, name)
+        if isinstance(value, Mechanism):  # even one with a declaration error: audit() names it
+            return [value]
         if not callable(value):
             raise TargetError(f"{target} is not a mechanism (not callable)")
         return [as_mechanism(value, name=name)]

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
-from .errors import InvalidClaimError, MechanismError
+from .errors import DpVerifyError, InvalidClaimError, MechanismError
 
 
 def validate_claim(epsilon, delta) -> tuple[float, float]:
@@ -98,6 +99,10 @@ class Mechanism:
     # the audit's default `samples` for this mechanism (certifying runs per input at the last
     # stage); None: the engine's default for its form (engine.default_samples)
     samples: int | None = None
+    # a decorator whose arguments (or whose function's signature) cannot be audited: the error,
+    # naming the mechanism, that every audit of it raises (`as_mechanism`). Recorded instead of
+    # raised at import so that one bad declaration does not make its whole file unloadable.
+    declaration_error: DpVerifyError | None = field(default=None, compare=False, repr=False)
 
     @property
     def draws_own_randomness(self) -> bool:
@@ -111,11 +116,32 @@ class Mechanism:
 def as_mechanism(fn, name: str | None = None) -> Mechanism:
     """Wrap a plain function (or pass a Mechanism through)."""
     if isinstance(fn, Mechanism):
+        if fn.declaration_error is not None:
+            error = fn.declaration_error
+            raise type(error)(str(error))
         return fn
     if not callable(fn):
         raise MechanismError(f"the mechanism must be callable, got {type(fn).__name__}")
     return Mechanism(fn=fn, name=name or getattr(fn, "__qualname__", getattr(fn, "__name__", "mechanism")),
                      batched=is_batched(fn))
+
+
+def _defined_at(fn) -> str:
+    """' (file.py:line)' where the function (its first decorator) is defined, else ''."""
+    try:
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+    except ValueError:  # a __wrapped__ cycle
+        return ""
+    if code is None:
+        return ""
+    filename = code.co_filename
+    try:
+        cwd = os.getcwd() + os.sep
+    except OSError:
+        cwd = None
+    if cwd and filename.startswith(cwd):
+        filename = filename[len(cwd):]
+    return f" ({filename}:{code.co_firstlineno})"
 
 
 def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
@@ -143,26 +169,49 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     its mantissa has), where textbook floating-point noise leaks (Mironov, CCS 2012). Off by
     default: nearly every float implementation of Laplace or Gaussian noise fails such an audit
     with ε = ∞, which would hide the real-valued analysis most audits are after.
+
+    Arguments that cannot be audited (epsilon ≤ 0, delta outside [0, 1), two claims, a bad
+    ``samples=`` or ``randomness=``, a function without (data, rng) parameters) do not raise at
+    import: the Mechanism records the error, naming the function and where it is defined, and
+    every audit of it raises that error (InvalidClaimError, or MechanismError for the
+    signature). The other mechanisms of the same file stay auditable.
     """
-    if epsilon is not None:
-        epsilon, delta = validate_claim(epsilon, delta)
-    if rdp is not None:
-        from .renyi import validate_rdp
-        rdp = validate_rdp(rdp)
-    randomness = validate_randomness(randomness)
-    samples = validate_samples(samples)
-    if zcdp is not None:
-        zcdp = validate_zcdp(zcdp)
-    if sum(claim is not None for claim in (epsilon, rdp, zcdp)) > 1:
-        raise InvalidClaimError("declare one claim per mechanism: epsilon= (with delta=), "
-                                "rdp=(alpha, rho) or zcdp=rho")
+    try:
+        if epsilon is not None:
+            epsilon, delta = validate_claim(epsilon, delta)
+        if rdp is not None:
+            from .renyi import validate_rdp
+            rdp = validate_rdp(rdp)
+        randomness = validate_randomness(randomness)
+        samples = validate_samples(samples)
+        if zcdp is not None:
+            zcdp = validate_zcdp(zcdp)
+        if sum(claim is not None for claim in (epsilon, rdp, zcdp)) > 1:
+            raise InvalidClaimError("declare one claim per mechanism: epsilon= (with delta=), "
+                                    "rdp=(alpha, rho) or zcdp=rho")
+        problem = None
+    except InvalidClaimError as exc:
+        # Not raised here: the decorator does not know the function's name yet, and raising at
+        # import would make every other mechanism of the file unloadable. `wrap` records it.
+        problem = exc
+        epsilon = rdp = zcdp = samples = None
+        delta, randomness = 0.0, "rng"
 
     def wrap(fn):
-        mech = Mechanism(fn=fn, name=name or getattr(fn, "__name__", type(fn).__name__),
+        mech_name = name or getattr(fn, "__name__", type(fn).__name__)
+        error = problem
+        try:
+            batched = is_batched(fn)
+        except MechanismError as exc:
+            batched, error = False, error or exc
+        if error is not None:
+            error = type(error)(f"invalid @dpverify.mechanism declaration of {mech_name!r}"
+                                f"{_defined_at(fn)}: {error}")
+        mech = Mechanism(fn=fn, name=mech_name,
                          epsilon=epsilon, delta=float(delta),
-                         pairs=pairs, batched=is_batched(fn), exact_tradeoff=exact_tradeoff,
+                         pairs=pairs, batched=batched, exact_tradeoff=exact_tradeoff,
                          rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
-                         zcdp=zcdp, samples=samples)
+                         zcdp=zcdp, samples=samples, declaration_error=error)
         for attr in ("__doc__", "__module__", "__qualname__"):
             object.__setattr__(mech, attr, getattr(fn, attr, None))
         object.__setattr__(mech, "__wrapped__", fn)

@@ -50,6 +50,7 @@ import math
 import sys
 import time
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root: mechanisms_under_test is not installed
 
 import numpy as np
 

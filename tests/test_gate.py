@@ -84,6 +84,7 @@ def test_update_baseline_writes_a_sorted_file_and_then_passes(mech_file, good_ba
 def test_doubled_noise_drifts_with_junit_and_summary(mech_file, good_baseline, tmp_path, capsys):
     mech_file.write_text(MECHS.replace("SCALE = 1.0", "SCALE = 2.0"))  # true ε 1 → 0.5
     junit, summary = tmp_path / "out" / "gate.xml", tmp_path / "summary.md"
+    junit.parent.mkdir()  # a missing directory is an error (exit 2), never created silently
     code = main(["gate", f"{mech_file}:good", "--baseline", str(good_baseline), *FAST,
                  "--junit", str(junit), "--summary", str(summary)])
     out = capsys.readouterr().out

@@ -129,5 +129,7 @@ def test_an_unpicklable_mechanism_gets_a_typed_error_that_says_what_to_do():
 
 
 def test_randomness_must_be_rng_or_own():
+    mech = dpverify.mechanism(epsilon=1.0, pairs=[(0, 1)], randomness="system")(
+        lambda data, rng: data)
     with pytest.raises(dpverify.InvalidClaimError, match="'rng'.*'own'"):
-        dpverify.mechanism(epsilon=1.0, randomness="system")
+        dpverify.audit(mech)

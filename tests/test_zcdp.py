@@ -273,7 +273,8 @@ def test_plugin_marker_fixture_and_collection(pytester):
         def overclaimed(data, rng, size):
             return data + rng.normal(0, 1.0, size)
     '''))
-    result = pytester.runpytest("--dpverify", "mechanisms", *PLUGIN)
+    # with a test path besides --dpverify (alone, --dpverify collects only the paths it names)
+    result = pytester.runpytest("test_zc.py", "--dpverify", "mechanisms", *PLUGIN)
     result.assert_outcomes(passed=2, failed=2)
     out = result.stdout.str()
     assert "PrivacyViolation" in out
