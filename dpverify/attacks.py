@@ -323,8 +323,9 @@ class BinnedLikelihoodRatio(ScoreModel):
                     + " (likelihood-ratio-ordered bins)")
         n_coords = sum(len(t) for t in self.coordinate_tables)
         rel = "≥" if sign > 0 else "≤"
-        return (f"binned log-likelihood-ratio score {rel} {sign * threshold:.4g} "
-                f"({len(self.skeletons)} output skeleton(s), {n_coords} binned coordinate(s))")
+        return (f"outputs whose estimated log-likelihood ratio between the two inputs is {rel} "
+                f"{sign * threshold:.4g} (learned over {len(self.skeletons)} output shape(s) "
+                f"and {n_coords} binned coordinate(s); the outputs listed show what it selects)")
 
 
 @dataclass
@@ -607,9 +608,13 @@ def learn_float_bit_patterns(a: Encoded, b: Encoded) -> list[FloatBitPattern]:
     return models
 
 
-def _readable(enc: Encoded, i: int) -> str:
+def _readable(enc: Encoded, i: int) -> str | None:
+    """Output i's numbers, or None when it has none (a string, bool or None output, which the
+    encoding keeps only as a hash: the witness's examples show those as they are)."""
     x = enc.X[i]
     x = x[~np.isnan(x)]
+    if not len(x):
+        return None
     return "(" + ", ".join(f"{v:.4g}" for v in x[:10]) + (", …" if len(x) > 10 else "") + ")"
 
 
@@ -623,6 +628,7 @@ def learn_key_ratio(a: Encoded, b: Encoded) -> KeyLikelihoodRatio:
     examples = {}
     if both.X.shape[1] <= 16 and len(keys) <= 4096:
         examples = {int(keys[u]): _readable(both, i) for u, i in zip(range(len(keys)), first)}
+        examples = {k: v for k, v in examples.items() if v is not None}
     return KeyLikelihoodRatio(keys, ratio, examples, (c_a, c_b))
 
 

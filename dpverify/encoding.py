@@ -10,11 +10,24 @@ Every batch of mechanism outputs becomes an `Encoded` batch:
 Any deterministic function of the output defines valid events, so the encoding never affects
 soundness, only which violations are visible. Hashes are stable across processes (no Python
 `hash`), so search and certify chunks agree on keys.
+
+Cost: numeric arrays are encoded without a Python loop. Other outputs (strings, None, tuples)
+are encoded once per DISTINCT output and the results gathered for every sample: a numpy string
+array is grouped by its rows' bytes, a list of strings, None, ints or bools (or of tuples/lists
+of those) through a dict keyed by the outputs themselves, for types whose Python equality
+matches their encoding (no floats: 0.0 == -0.0; never ints with bools: 1 == True). Outputs of
+DP mechanisms take few distinct values, so this is the numeric path's cost plus one dict lookup
+per output; the keys are those of encoding every output on its own. Anything else (floats
+inside objects, nested containers, arrays in a list) is encoded output by output.
+Memory: a masked batch's keys are hashed from `X` when first asked for, with no copy of the
+outputs kept for them; replacing `X` (the engine stores search samples as float32) fixes the
+keys first.
 """
 from __future__ import annotations
 
 import hashlib
 import sys
+from itertools import chain
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,20 +54,40 @@ class Schema:
 
 
 class Encoded:
-    """An encoded batch. `keys` may be given lazily as the rows to hash (`key_rows`): certifying
-    chunks whose events do not look at exact outputs then never pay for hashing."""
+    """An encoded batch. `keys` may be given lazily: as the rows to hash (`key_rows`), or, for a
+    masked batch (`masked_keys`), derived from X itself (`_masked_keys`). Certifying chunks whose
+    events do not look at exact outputs then never pay for hashing. X may be lazy too (X=None,
+    `x_rows`: an integer or bool batch, converted to float64 when X is first read): its float64
+    copy is 8× an int8 batch, and events on keys alone never need it."""
 
-    def __init__(self, keys, struct, X, key_rows=None):
+    def __init__(self, keys, struct, X, key_rows=None, masked_keys=False, x_rows=None):
         self._keys = keys
         self._key_rows = key_rows
+        self._masked_keys = masked_keys and keys is None
         self.struct = struct
-        self.X = X
+        self._X = X
+        self._x_rows = x_rows if X is None else None
+
+    # The getters never clear what they read (a batch may be read from two threads at once);
+    # the setter, which the engine calls on search chunks it keeps, frees it.
+    @property
+    def X(self) -> np.ndarray:
+        if self._X is None:
+            self._X = self._x_rows.astype(np.float64)
+        return self._X
+
+    @X.setter
+    def X(self, value):
+        # lazy keys read the original X (masked) or the outputs (key_rows, often X itself):
+        # hash them now, so the new X (e.g. float32) changes no key and frees the old one
+        self.keys
+        self._X, self._x_rows, self._key_rows, self._masked_keys = value, None, None, False
 
     @property
     def keys(self) -> np.ndarray:
         if self._keys is None:
-            self._keys = row_hash(self._key_rows)
-            self._key_rows = None
+            self._keys = (_masked_keys(self._X) if self._masked_keys
+                          else row_hash(self._key_rows))
         return self._keys
 
     def __len__(self):
@@ -71,18 +104,30 @@ class Encoded:
         if len(parts) == 1:
             return parts[0]
         d = max(p.X.shape[1] for p in parts)
+        lazy = all(p._keys is None for p in parts)
+        if (lazy and all(p._masked_keys for p in parts)
+                and all(p.X.shape[1] == d for p in parts)):  # keys stay derivable from X
+            return Encoded(None, np.concatenate([p.struct for p in parts]),
+                           np.concatenate([p.X for p in parts]), masked_keys=True)
+        keys = (None if lazy and not any(p._masked_keys for p in parts)
+                else np.concatenate([p.keys for p in parts]))  # hashed before X is padded
         Xs = [np.pad(p.X, ((0, 0), (0, d - p.X.shape[1])), constant_values=np.nan)
               if p.X.shape[1] < d else p.X for p in parts]
         struct = np.concatenate([p.struct for p in parts])
-        if all(p._keys is None for p in parts):  # same schema: key rows share one width
+        if keys is None:  # same schema: key rows share one width
             return Encoded(None, struct, np.concatenate(Xs),
                            key_rows=np.concatenate([p._key_rows for p in parts]))
-        return Encoded(np.concatenate([p.keys for p in parts]), struct, np.concatenate(Xs))
+        return Encoded(keys, struct, np.concatenate(Xs))
 
     def take(self, idx) -> "Encoded":
-        if self._keys is None:
-            return Encoded(None, self.struct[idx], self.X[idx], key_rows=self._key_rows[idx])
-        return Encoded(self._keys[idx], self.struct[idx], self.X[idx])
+        """The rows idx, as lazy as this batch (its keys and X are made when first read)."""
+        keys = None if self._keys is None else self._keys[idx]
+        key_rows = (self._key_rows[idx] if keys is None and self._key_rows is not None
+                    else None)
+        X = None if self._X is None else self._X[idx]
+        x_rows = self._x_rows[idx] if X is None else None
+        return Encoded(keys, self.struct[idx], X, key_rows=key_rows,
+                       masked_keys=self._masked_keys, x_rows=x_rows)
 
 
 def row_hash(rows: np.ndarray) -> np.ndarray:
@@ -99,7 +144,13 @@ def row_hash(rows: np.ndarray) -> np.ndarray:
     full, rem = divmod(b.shape[1], 8)
     words = (_row_words(b, full, rem) if rem and sys.byteorder == "little"
              else _row_words_padded(b))
-    h = np.full(n, np.uint64((full + (rem > 0)) * 8), dtype=np.uint64)
+    return _mix_words(words, n, (full + (rem > 0)) * 8)
+
+
+def _mix_words(words, n: int, width: int) -> np.ndarray:
+    """`row_hash`'s mixing of each row's 64-bit words (an iterable of n-vectors, in order) into a
+    hash seeded with the padded row width in bytes."""
+    h = np.full(n, np.uint64(width), dtype=np.uint64)
     spare = np.empty(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for word in words:
@@ -109,6 +160,21 @@ def row_hash(rows: np.ndarray) -> np.ndarray:
             np.multiply(h, _MIX, out=h)
             np.bitwise_xor(h, np.right_shift(h, _SHIFT_2, out=spare), out=h)
     return h.view(np.int64)
+
+
+def _masked_keys(X: np.ndarray) -> np.ndarray:
+    """The keys of a masked batch from its X (float64, NaN exactly where masked): the
+    `row_hash` of the row [values with 0 where masked, then the mask as 0.0/1.0], built one
+    column at a time instead of as an (n, 2d) float64 copy."""
+    n, d = X.shape
+    absent = np.isnan(X)
+
+    def words():
+        for j in range(d):
+            yield np.where(absent[:, j], 0.0, X[:, j]).view(np.uint64)
+        for j in range(d):
+            yield absent[:, j].astype(np.float64).view(np.uint64)
+    return _mix_words(words(), n, 16 * d)
 
 
 def _row_words(b: np.ndarray, full: int, rem: int) -> list[np.ndarray]:
@@ -175,33 +241,103 @@ def _flatten(o, skeleton: list, numbers: list):
         raise TypeError(type(o).__name__)
 
 
-def _encode_objects(outputs, start: int) -> Encoded:
+def _encode_one(o, i: int, start: int) -> tuple[int, int, np.ndarray]:
+    """(struct, key, numbers) of one output, sample `start + i`."""
+    skeleton: list = []
+    numbers: list = []
+    try:
+        _flatten(o, skeleton, numbers)
+    except TypeError as exc:
+        raise MechanismOutputError(
+            f"sample {start + i} is of unsupported type {exc}: outputs may be numbers, bools, "
+            "None (⊥), strings, or tuples/lists/arrays of those") from None
+    sk = "".join(skeleton).encode()
+    num = np.asarray(numbers, dtype=np.float64)
+    return _stable_hash(sk), _stable_hash(sk + b"|" + num.tobytes()), num
+
+
+def _encode_objects(outputs, start: int, groups) -> Encoded:
+    """Encode each distinct output once. `groups` = (ids, firsts): sample i is distinct output
+    ids[i], whose first sample is firsts[ids[i]] (firsts ascending), or None to encode every
+    sample on its own. Errors name the first bad sample, as encoding every one would."""
     n = len(outputs)
-    keys = np.empty(n, dtype=np.int64)
-    struct = np.empty(n, dtype=np.int64)
+    ids, firsts = groups if groups is not None else (None, range(n))
+    m = len(firsts)
+    keys = np.empty(m, dtype=np.int64)
+    struct = np.empty(m, dtype=np.int64)
     rows = []
-    for i, o in enumerate(outputs):
-        skeleton: list = []
-        numbers: list = []
-        try:
-            _flatten(o, skeleton, numbers)
-        except TypeError as exc:
-            raise MechanismOutputError(
-                f"sample {start + i} is of unsupported type {exc}: outputs may be numbers, bools, "
-                "None (⊥), strings, or tuples/lists/arrays of those") from None
-        sk = "".join(skeleton).encode()
-        num = np.asarray(numbers, dtype=np.float64)
-        struct[i] = _stable_hash(sk)
-        keys[i] = _stable_hash(sk + b"|" + num.tobytes())
+    for u, i in enumerate(firsts):
+        struct[u], keys[u], num = _encode_one(outputs[i], int(i), start)
         rows.append(num)
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=m)
     d = int(lengths.max(initial=0))
-    X = np.full((n, d), np.nan)
+    X = np.full((m, d), np.nan)
     present = np.arange(d)[None, :] < lengths[:, None]
     if d:
         X[present] = np.concatenate(rows)
+    if ids is not None:
+        keys, struct, X, present = keys[ids], struct[ids], X[ids], present[ids]
     _raise_on_nan(np.isnan(X) & present, start)
     return Encoded(keys, struct, X)
+
+
+_STRINGS = (str, np.str_)
+_BOOLS = (bool, np.bool_)
+
+
+def _exact_atoms(types: set) -> bool:
+    """Whether Python equality between values of these types implies equal encodings: None,
+    strings (str or numpy str, not both: their reprs differ), and either bools or integers
+    (never both: True == 1, encoded T vs 1). Floats are left out (0.0 == -0.0)."""
+    strings = bools = ints = 0
+    for t in types:
+        if t in _STRINGS:
+            strings += 1
+        elif t in _BOOLS:
+            bools = 1
+        elif t is int or issubclass(t, np.integer):
+            ints = 1
+        elif t is not type(None):
+            return False
+    return strings <= 1 and bools + ints <= 1
+
+
+def _distinct_outputs(outputs: list):
+    """(ids, firsts) grouping a list of outputs into distinct ones through a dict, when every
+    output is an atom `_exact_atoms` accepts or a tuple/list of such atoms (a list and a tuple
+    of equal items encode alike); None otherwise."""
+    types = set(map(type, outputs))
+    containers = types & {tuple, list}  # exactly these: a subclass may redefine equality
+    atoms = types - containers
+    if containers:
+        items = (outputs if not atoms else (o for o in outputs if type(o) in containers))
+        atoms |= set(map(type, chain.from_iterable(items)))
+    if not _exact_atoms(atoms):
+        return None
+    if list in containers:
+        outputs = [tuple(o) if type(o) is list else o for o in outputs]
+    table: dict = {}
+    setdefault = table.setdefault
+    ids = np.fromiter((setdefault(o, len(table)) for o in outputs), dtype=np.int64,
+                      count=len(outputs))
+    return ids, np.unique(ids, return_index=True)[1]
+
+
+def _distinct_rows(arr: np.ndarray):
+    """(ids, firsts) grouping a numpy string array's samples by their bytes (exact: equal bytes,
+    equal strings), found by hashing the rows and checking every row against its group's
+    first; None if two distinct rows ever shared a hash."""
+    n = arr.shape[0]
+    b = np.ascontiguousarray(arr).view(np.uint8).reshape(n, -1)
+    _, firsts, ids = np.unique(row_hash(b), return_index=True, return_inverse=True)
+    ids = ids.reshape(-1)
+    order = np.argsort(firsts, kind="stable")  # number the groups by first occurrence
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    ids, firsts = rank[ids], firsts[order]
+    if not np.array_equal(b, b[firsts[ids]]):
+        return None
+    return ids, firsts
 
 
 def _raise_on_nan(nan_mask: np.ndarray, start: int):
@@ -230,8 +366,8 @@ def _encode_masked(arr: np.ma.MaskedArray, start: int) -> Encoded:
     _raise_on_nan(np.isnan(data) & ~mask, start)
     X = np.where(mask, np.nan, data)
     struct = row_hash(mask)
-    key_rows = np.concatenate([np.where(mask, 0.0, data), mask.astype(np.float64)], axis=1)
-    return Encoded(None, struct, X, key_rows=key_rows)
+    # keys: the hash of [data with 0 where masked, mask as floats], derived from X on demand
+    return Encoded(None, struct, X, masked_keys=True)
 
 
 def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[Encoded, Schema]:
@@ -263,12 +399,16 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[En
         if arr.dtype.kind == "f":
             _raise_on_nan(np.isnan(arr), start)
         flat = arr.reshape(n, -1)
-        X = flat.astype(np.float64, copy=False)
         struct = np.broadcast_to(np.int64(0), (n,))  # one skeleton: a read-only view, no copy
-        return Encoded(None, struct, X, key_rows=flat), schema
+        if flat.dtype == np.float64:
+            return Encoded(None, struct, flat, key_rows=flat), schema
+        return Encoded(None, struct, None, key_rows=flat, x_rows=flat), schema
+    if (isinstance(outputs, np.ndarray) and not isinstance(outputs, np.ma.MaskedArray)
+            and outputs.dtype.kind in "US" and outputs.dtype.itemsize and n):
+        # numpy strings: grouped without a Python loop
+        return _encode_objects(outputs, start, _distinct_rows(outputs)), Schema("objects")
     objs = list(outputs)
-    enc = _encode_objects(objs, start)
-    return enc, Schema("objects")
+    return _encode_objects(objs, start, _distinct_outputs(objs)), Schema("objects")
 
 
 def _is_number(o) -> bool:

@@ -44,6 +44,7 @@ from .attacks import (PROBE_STRIDE, Candidate, PairEvaluator, count_at_least, cu
 from .encoding import Encoded
 from .errors import InvalidClaimError
 from .compose import group_claim
+from .evidence import collect_examples, illustration_size
 from .mechanism import as_mechanism, validate_claim
 from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
 from .result import (COUPLED, RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves,
@@ -171,6 +172,7 @@ def _witness(pairs, cand: Candidate, k_p, n_p, k_q, n_q, delta, level, stage,
         epsilon_estimate=plug_in_epsilon(k_p, n_p, k_q, n_q, delta), stage=stage,
         support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
         certificate=COUPLED if cand.coupled else RATIO_TEST if cand.ratio_test else TWO_BOUNDS,
+        level=float(level),
         **({"blocks_D": tuple(int(k) for k in blocks[0]),
             "blocks_D_prime": tuple(int(k) for k in blocks[1]), "block_size": int(blocks[2])}
            if cand.coupled else {}))
@@ -183,6 +185,29 @@ class _Chosen:
     data: dict          # pair → (search outputs of D, of D'), for grids
     learned_rows: int = 0  # search rows whose models were learned (not reused) at this stage
     learned_pairs: int = 0  # and the pairs they belong to
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None (another C library or system: nothing to call)."""
+    try:
+        import ctypes
+        trim = ctypes.CDLL(None).malloc_trim
+    except Exception:  # noqa: BLE001
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def _return_freed_memory() -> None:
+    """Give the C allocator's free pages back to the system (as dask's workers do). Search
+    chunks are drawn and attacks learned on worker threads, whose malloc arenas otherwise keep
+    the freed float64 chunks and score arrays resident: with it SVT3's default audit peaks at
+    ~780 MB, without it at 850-1040 MB from run to run. Changes no result."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
@@ -217,6 +242,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         for s in (0, 1):
             search[p, s] = [Encoded.concat(search[p, s])]
     data = {p: (search[p, 0][0], search[p, 1][0]) for p in active}
+    _return_freed_memory()
     learned = {} if learned is None else learned
     relearned = []
 
@@ -227,7 +253,10 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         else:
             relearned.append(sum(sizes))
             models = learn_pair(*data[p], floating_point, paired)
-            if kept[p] >= cap:  # no more search data will come: keep for the next stages
+            # no more search data will come: keep for the next stages, once search is down to
+            # ACTIVE_PAIRS pairs (SVT's twelve pairs reach their cap at stage 5 and held
+            # 300-380 MB of models there, which pruning then dropped unused)
+            if kept[p] >= cap and len(active) <= ACTIVE_PAIRS:
                 learned[p] = (sizes, models)
         return pair_events(p, models, planned or n_j, delta, level, n_final,
                            sampler.chunk_size)
@@ -237,6 +266,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     per_pair = ([rank(p) for p in active] if len(active) == 1 else
                 Parallel(n_jobs=sampler.n_jobs, backend="threading")(
                     delayed(rank)(p) for p in active))
+    _return_freed_memory()
     candidates: list[Candidate] = [c for found in per_pair for c in found]
     candidates.sort(key=lambda c: -c.expected_epsilon)
     return _Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned))
@@ -577,6 +607,16 @@ def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) ->
         pvalues=tuple(map(float, pvalues)), privacy_loss=grid["privacy_loss"])
 
 
+def with_examples(mech, witness: Witness, event: Candidate, pair_list, seed: int,
+                  samples_per_side: int) -> Witness:
+    """The witness with its event's most frequent outputs on an illustrative sample
+    (evidence.collect_examples; drawn after the audit, never part of its counts)."""
+    runs = illustration_size(mech.batched, samples_per_side)
+    examples = collect_examples(mech, witness.D, witness.D_prime, event.hits, seed, event.pair,
+                                runs)
+    return replace(witness, examples=examples, examples_runs=runs)
+
+
 def _resolution(claim: float, witness: Witness | None) -> float:
     """Claim + the gap between the witness's point estimate and its certified bound: a true ε of
     about this size on that event would have been certified roughly half the time."""
@@ -601,8 +641,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     backend: "threading" (default for batched), "loky" (default for scalar), or "dask" (the
     current dask.distributed Client); the same seed gives the same result on every backend.
     time_limit: seconds for the whole audit; past it an AuditTimeoutError names the chunk.
-    progress: a progress line on stderr (default: when stderr is a terminal, not under pytest,
-    shown once the audit has run two seconds).
+    progress: progress on stderr (default: on a terminal a line redrawn in place once the audit
+    has run two seconds; elsewhere a plain line every 30 s; neither under pytest; see
+    docs/ci.md, with the environment variables DPVERIFY_PROGRESS_SECONDS and
+    DPVERIFY_STALL_SECONDS and the warning printed when a chunk stalls).
     Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
     stop_early: stop at the first stage that certifies a violation (default; stage j spends
     α/2^{J−j+1}). False measures how broken a mechanism is: every stage runs, the earlier ones
@@ -689,9 +731,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     shared_seeds = not mech.draws_own_randomness
     paired = PAIRED_SEARCH and shared_seeds
     interrupted = False
-    best_curve = None
+    best_curve = best_event = None
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend, deadline=deadline,
-                 on_chunk=bar.update) as sampler:
+                 progress=bar) as sampler:
         try:
             for p in range(len(pair_list)):
                 for side in (0, 1):
@@ -727,7 +769,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     # however long the stage before took (RNM2 at a 2^27 cap: 38 s of 27).
                     budget.ceiling = sizes[-1]
                 n_j, alpha_j = sizes[j - 1], alphas[j - 1]
-                bar.stage = j
+                bar.start_stage(j, sizes)
                 # a stage that spends no α (measurement runs) certifies nothing; its events and
                 # thresholds are planned for the level of the last stage, which will certify
                 certifies = alpha_j > 0
@@ -758,6 +800,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                     planned = n_j if certifies else sizes[min(j, len(sizes) - 1)]
                     carried = _carry_over(tracked, planned, dlt, level, sampler.chunk_size)
                     search_started = time.perf_counter()
+                    data = chosen = None  # free the last search sample's pruned pairs first
                     chosen = _search_stage(sampler, search, kept, active, j, n_j, sizes[-1], dlt,
                                            level, K, floating, learned, planned, paired)
                     if budget is not None:
@@ -861,7 +904,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                                      if cand.coupled else None)
                         stage_best = max(stage_best, w.epsilon_lower_bound)
                         if best is None or w.epsilon_lower_bound > best.epsilon_lower_bound:
-                            best = w
+                            best, best_event = w, cand
                             best_curve = _grid_counts(cs, i, counts[p, cand.direction],
                                                       counts[p, 1 - cand.direction], n_p, n_q,
                                                       cert_level / (1.0 - confidence))
@@ -876,6 +919,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
         runs = sampler.runs
 
     lower = best.epsilon_lower_bound if best is not None else -math.inf
+    if best is not None and not interrupted:
+        best = with_examples(mech, best, best_event, pair_list, seed, int(runs.max()))
     privacy_curves = (privacy_curves_of(best_curve, eps, dlt, 1.0 - confidence)
                       if curves and best_curve is not None else None)
     verdict = "violation" if lower > eps else "pass"

@@ -8,7 +8,10 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
   (or ``@pytest.mark.dp(zcdp=RHO, pairs=)``: a ρ-zCDP claim, audited by ``dpverify.zcdp`` with
   ``delta`` the δ of the (ε, δ) claim it implies);
 - collection: ``pytest --dpverify PATH`` (repeatable) or the ini option ``dpverify_paths`` turns
-  every ``@dpverify.mechanism`` in those files into a test item named after it;
+  every ``@dpverify.mechanism`` in those files into a test item named after it. Given no test
+  path, ``pytest --dpverify mine.py`` collects only mine.py (not the tests under the current
+  directory or ``testpaths``); ``pytest tests/ --dpverify mine.py`` collects both. Paths from
+  the ini option are added to whatever pytest collects anyway;
 - options ``--dpverify-profile {fast,ci}`` (``ci`` when the CI environment variable is set),
   ``--dpverify-seed`` (an integer, or ``random``), ``--dpverify-samples``,
   ``--dpverify-confidence``, ``--dpverify-jobs`` and ``--dpverify-budget``.
@@ -31,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from .evidence import example_lines, format_value, lower_bound_text, plain
+from .result import CERTIFICATE_WORDS
 from .errors import DpVerifyError, PrivacyViolation
 from .loading import module_from_path, mechanisms_in
 from .mechanism import Mechanism
@@ -94,8 +99,9 @@ class _Settings:
             raise pytest.UsageError("--dpverify-budget must be in (0, 1)")
         if self.confidence is not None and not 0 < self.confidence < 1:
             raise pytest.UsageError("--dpverify-confidence must be in (0, 1)")
-        self.paths = [Path(p).resolve() for p in opt.dpverify_paths]
-        self.paths += [Path(p).resolve() for p in config.getini("dpverify_paths")]
+        self.option_paths = [Path(p).resolve() for p in opt.dpverify_paths]
+        self.paths = self.option_paths + [Path(p).resolve()
+                                          for p in config.getini("dpverify_paths")]
         self.n_tests = 1  # DP tests in the session; set after collection
 
     def item_seed(self, nodeid: str) -> int:
@@ -121,14 +127,27 @@ def pytest_configure(config):
                    "claim dp_audit checks")
     settings = _Settings(config)
     config._dpverify = settings
+    for path in settings.paths:
+        if not path.exists():
+            raise pytest.UsageError(f"--dpverify path does not exist: {path}")
+    if settings.option_paths and not _args_given(config):
+        # `pytest --dpverify mine.py` without a test path: pytest's default arguments (the
+        # current directory or `testpaths`) would collect every test there too; audit only
+        # the named paths
+        config.args[:] = [str(path) for path in settings.option_paths]
+        return
     # make sure pytest visits the mechanism paths even when they are not among its arguments
-    if settings.paths:
-        current = [Path(str(a).split("::")[0]).resolve() for a in config.args]
-        for path in settings.paths:
-            if not path.exists():
-                raise pytest.UsageError(f"--dpverify path does not exist: {path}")
-            if not any(path == c or c in path.parents for c in current):
-                config.args.append(str(path))
+    current = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+    for path in settings.paths:
+        if not any(path == c or c in path.parents for c in current):
+            config.args.append(str(path))
+
+
+def _args_given(config) -> bool:
+    """Whether the command line named test paths (else pytest uses `testpaths` or the current
+    directory). Older pytest without `args_source`: assume it did (collect as before)."""
+    source = getattr(config, "args_source", None)
+    return source is None or source == pytest.Config.ArgsSource.ARGS
 
 
 def pytest_report_header(config):
@@ -178,6 +197,9 @@ class MechanismItem(pytest.Item):
         self.mechanism = mechanism
 
     def runtest(self):
+        if self.mechanism.declaration_error is not None:  # e.g. epsilon=-1: name it, fail
+            error = self.mechanism.declaration_error
+            raise type(error)(str(error))
         if self.mechanism.epsilon is None and self.mechanism.zcdp is None:
             raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
                                 "@dpverify.mechanism(epsilon=..., pairs=...) or "
@@ -214,17 +236,22 @@ def violation_report(result, reproduce: str) -> str:
     w = result.witness
     lines = [f"dpverify: privacy violation in {result.mechanism}",
              f"  claimed  (ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})",
-             f"  certified ε ≥ {result.epsilon_lower_bound:.4g} at confidence "
-             f"{result.confidence:.6g}"]
+             f"  certified ε ≥ "
+             f"{lower_bound_text(result.epsilon_lower_bound, result.claimed_epsilon)} at "
+             f"confidence {result.confidence:.6g}"]
     if getattr(result, "implied", None) is not None:  # a ρ-zCDP audit (dpverify.zcdp)
         lines[1:] = [f"  claimed  {result.claim_text()}",
                      f"  {result.rho_clause()} at confidence {result.confidence:.6g}",
                      f"  {result.implied_clause()}"]
     if w is not None:
-        lines += [f"  pair     D = {w.D!r}", f"           D' = {w.D_prime!r}",
+        lines += [f"  pair     D = {format_value(plain(w.D))}",
+                  f"           D' = {format_value(plain(w.D_prime))}",
                   f"  event    {w.event}",
-                  f"  counts   {w.count_D}/{w.samples_D} under D vs "
-                  f"{w.count_D_prime}/{w.samples_D_prime} under D'"]
+                  f"  counts   {w.count_D:,}/{w.samples_D:,} under D vs "
+                  f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'",
+                  f"  certified by {CERTIFICATE_WORDS.get(w.certificate, w.certificate)}"]
+        lines += [line.replace("           ", "  ", 1)
+                  for line in example_lines(w.examples, w.examples_runs)]
     lines += [f"  runs     {result.samples:,} in {result.seconds:.2f} s",
               f"  reproduce: {reproduce}"]
     return "\n".join(lines)

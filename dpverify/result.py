@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from .evidence import example_lines, lower_bound_text, pair_text
+
 
 def jsonable(value: Any):
     """Make a value strict-JSON ready: ±inf → "inf"/"-inf", NaN → None, numpy → Python."""
@@ -34,6 +36,18 @@ def jsonable(value: Any):
 TWO_BOUNDS = "two Clopper–Pearson bounds"        # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
 RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
 COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
+# The certificates in plain words, and where docs/method.md explains each.
+CERTIFICATE_WORDS = {
+    TWO_BOUNDS: "counting the event on fresh runs of each input (two Clopper–Pearson bounds)",
+    RATIO_TEST: "the share of the event's hits that came from D (an exact binomial test)",
+    COUPLED: "running D and D' on the same random numbers, block by block (a t-test on the "
+             "blocks)",
+}
+CERTIFICATE_DOCS = {
+    TWO_BOUNDS: "docs/method.md#two-bounds-certificate",
+    RATIO_TEST: "docs/method.md#ratio-test-certificate",
+    COUPLED: "docs/method.md#coupled-certificate",
+}
 # Said wherever an audit of a mechanism declared with randomness="own" is shown.
 OWN_RANDOMNESS_NOTE = ("           own randomness: the mechanism draws its own noise, so this "
                        "seed does not reproduce this bound (the confidence still holds; "
@@ -73,6 +87,13 @@ class Witness:
     blocks_D: tuple | None = None
     blocks_D_prime: tuple | None = None
     block_size: int | None = None
+    # the per-bound level of p_lower and q_upper (a box of the plots uses the same level)
+    level: float | None = None
+    # the event's most frequent outputs on an illustrative sample of `examples_runs` fresh runs
+    # per input (evidence.collect_examples): {"output", "count_D", "count_D_prime"}; shown to
+    # make the event concrete, never counted in the bound
+    examples: tuple = ()
+    examples_runs: int = 0
 
     @property
     def rate_D(self) -> float:
@@ -83,13 +104,17 @@ class Witness:
         return self.count_D_prime / self.samples_D_prime
 
     def summary_lines(self) -> list[str]:
-        """The pair, the event and the counts, as the summaries print them."""
-        return [f"           pair D={_short(self.D)}  D'={_short(self.D_prime)}",
-                f"           event {self.event}",
-                f"           counts {self.count_D}/{self.samples_D} under D vs "
-                f"{self.count_D_prime}/{self.samples_D_prime} under D'"
-                + ("  [support mismatch: never seen under D'; the bound is limited by the "
-                   "sample size and ε may be infinite]" if self.support_mismatch else "")]
+        """The pair, the event, the counts and the certificate, as the summaries print them;
+        the pair abbreviated without hiding a coordinate where D and D' differ."""
+        return ([f"           pair {pair_text(self.D, self.D_prime)}",
+                 f"           event {self.event}",
+                 f"           counts {self.count_D:,}/{self.samples_D:,} under D vs "
+                 f"{self.count_D_prime:,}/{self.samples_D_prime:,} under D'"
+                 + ("  [support mismatch: never seen under D'; the bound is limited by the "
+                    "sample size and ε may be infinite]" if self.support_mismatch else ""),
+                 f"           certified by {CERTIFICATE_WORDS[self.certificate]} "
+                 f"({CERTIFICATE_DOCS[self.certificate]})"]
+                + example_lines(self.examples, self.examples_runs))
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -186,12 +211,14 @@ class AuditResult:
         claim = f"(ε={self.claimed_epsilon:g}, δ={self.claimed_delta:g})"
         lines = []
         if self.verdict == "violation":
-            lines.append(f"VIOLATION  {self.mechanism}: claimed {claim}, certified ε ≥ {lb:.4g} "
+            lines.append(f"VIOLATION  {self.mechanism}: claimed {claim}, certified ε ≥ "
+                         f"{lower_bound_text(lb, self.claimed_epsilon)} "
                          f"at confidence {self.confidence:g}"
                          + ("; SUPPORT MISMATCH: ε is likely ∞" if self.support_mismatch else ""))
         else:
             lines.append(f"pass       {self.mechanism}: no violation of {claim} found at this "
-                         f"budget (best certified ε ≥ {lb:.4g}; would catch about ε ≥ "
+                         f"budget (best certified ε ≥ {lower_bound_text(lb, self.claimed_epsilon)}; "
+                         f"would catch about ε ≥ "
                          f"{self.resolution:.4g} on the best event)")
         if self.witness is not None:
             lines += self.witness.summary_lines()
@@ -222,15 +249,6 @@ class AuditResult:
             "randomness": self.randomness,
             "reproducible": self.reproducible,
         })
-
-
-def _short(x) -> str:
-    if isinstance(x, np.ndarray):
-        x = x.tolist()
-    if isinstance(x, list) and all(isinstance(v, float) and v.is_integer() for v in x):
-        x = [int(v) for v in x]
-    text = repr(x)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)

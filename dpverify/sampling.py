@@ -35,6 +35,9 @@ SAMPLE_SIZE = 4
 # then are discarded, under a purpose of their own so they never share a seed with a certifying
 # chunk.
 TIMING = 5
+# The illustrative sample of a witness's event (evidence.collect_examples): fresh runs drawn after
+# the audit to show which outputs the event holds; never counted in a certificate.
+ILLUSTRATE = 6
 BACKENDS = ("threading", "loky", "dask")
 # The spawn-key "side" of a coupled chunk, shared by both inputs (never 0 or 1, so a coupled
 # chunk never shares a seed with an uncoupled one).
@@ -122,24 +125,31 @@ def _describe_input(data) -> str:
 
 
 def draw_outputs(mech: Mechanism, data, rng: np.random.Generator, size: int, start: int):
-    """Run the mechanism `size` times on `data`; wrap any exception into a MechanismError."""
+    """Run the mechanism `size` times on `data`; wrap any exception into a MechanismError whose
+    message ends with the innermost frames of the mechanism's own code (file:line, source)."""
+    from .errors import where_raised
+
     data = copy.deepcopy(data)  # a mechanism that mutates its input must not leak into later runs
     if mech.batched:
         try:
             return mech.fn(data, rng, size)
         except Exception as exc:
+            where = where_raised(exc)
             raise MechanismError(
                 f"mechanism {mech.name!r} raised {type(exc).__name__}: {exc} on input "
-                f"{_describe_input(data)} (batch of samples {start}..{start + size - 1})") from exc
+                f"{_describe_input(data)} (batch of samples {start}..{start + size - 1})"
+                + (f"\n{where}" if where else "")) from exc
     fn, outputs = mech.fn, []
     append = outputs.append
     try:  # the scalar path's cost is this loop: nothing in it but the call
         for _ in range(size):
             append(fn(data, rng))
     except Exception as exc:
+        where = where_raised(exc)
         raise MechanismError(
             f"mechanism {mech.name!r} raised {type(exc).__name__}: {exc} on input "
-            f"{_describe_input(data)} at sample {start + len(outputs)}") from exc
+            f"{_describe_input(data)} at sample {start + len(outputs)}"
+            + (f"\n{where}" if where else "")) from exc
     return outputs
 
 
@@ -176,7 +186,10 @@ class Sampler:
 
     def __init__(self, mech: Mechanism, inputs: list, root_seed: int, n_jobs: int = -1,
                  backend: str | None = None, chunk_size: int | None = None,
-                 deadline: float | None = None, on_chunk: Callable[[int], None] | None = None):
+                 deadline: float | None = None, on_chunk: Callable[[int], None] | None = None,
+                 progress=None):
+        from .progress import Progress
+
         self.mech = mech
         self.inputs = inputs  # inputs[pair][side]
         self.root_seed = int(root_seed)
@@ -193,6 +206,10 @@ class Sampler:
         self.n_jobs = n_jobs
         self.deadline = deadline
         self.on_chunk = on_chunk
+        # `progress` (a progress.Progress, the audit's) hears of every chunk and watches the
+        # one waited on for stalls; without one the sampler keeps a watchdog of its own
+        self.progress = progress
+        self._watch = progress if progress is not None else Progress(mech.name, 0, enabled=False)
         self._parallel = None
         self.last_seconds = RunSeconds(0.0, 0.0, 0.0)  # of the latest `run`
 
@@ -247,24 +264,45 @@ class Sampler:
             evaluate = evaluators[task.pair] if evaluators is not None else None
             return delayed(run_chunk)(self.mech, self.inputs[task.pair][task.side], task,
                                       self.root_seed, evaluate)
+
+        def label(task):  # the chunk and its input, for a stall warning (progress.py)
+            data, side = self.inputs[task.pair][task.side], ("D", "D'")[task.side]
+            return lambda: f"{_describe_task(task)}, {side} = {_describe_input(data)},"
+
+        watch = self._watch
         total = sum(t.size for t in tasks)
         # Small batches are not worth a round trip; the result is identical either way. With
         # a time limit everything goes through the pool, where waits can be cut off.
         if (self.deadline is None and not pooled
                 and (len(tasks) <= 1 or total < 4 * self.chunk_size)):
-            for t in tasks:
-                yield t, run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
-                                   evaluators[t.pair] if evaluators is not None else None)
+            try:
+                for t in tasks:
+                    watch.begin(label(t), t.size, time.monotonic(), exact=True)
+                    result = run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
+                                       evaluators[t.pair] if evaluators is not None else None)
+                    watch.end(sum(result[2]))
+                    yield t, result
+            finally:
+                watch.end()
+                if self.progress is None:
+                    watch.stop_watching()
             return
         parallel = self._parallel or self._make_parallel(self._remaining(tasks[0]))
         done = 0
+        # joblib runs chunks ahead and returns them in order: the chunk waited on is timed
+        # from the dispatch, or from the return of the chunk before it (progress.Progress.begin)
+        dispatched = time.monotonic()
         stream = parallel(job(t) for t in tasks)
+        watch.begin(label(tasks[0]), tasks[0].size, dispatched, exact=False)
         try:
             for result in stream:
+                watch.end(sum(result[2]))
+                returned = time.monotonic()
                 yield tasks[done], result
                 done += 1
                 if done < len(tasks):
                     self._remaining(tasks[done])
+                    watch.begin(label(tasks[done]), tasks[done].size, returned, exact=False)
         except _TIMEOUTS:
             raise self._timeout(tasks[min(done, len(tasks) - 1)]) from None
         except pickle.PicklingError as exc:
@@ -281,6 +319,9 @@ class Sampler:
                 "the same seed gives the same result. If it dies again, the mechanism crashes "
                 "the interpreter on that input") from None
         finally:
+            watch.end()
+            if self.progress is None:
+                watch.stop_watching()
             close = getattr(stream, "close", None)
             if close is not None:
                 close()
@@ -298,6 +339,8 @@ class Sampler:
             self._check_schema(schema)
             self.runs[task.pair, task.side] += task.size
             out.append(payload)
+            if self.progress is not None:
+                self.progress.update(int(self.runs.sum()))
             if self.on_chunk is not None:
                 self.on_chunk(int(self.runs.sum()))
         self.last_seconds = RunSeconds(time.perf_counter() - started, draw, evaluate)

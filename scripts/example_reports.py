@@ -1,16 +1,22 @@
-"""Example audit reports: one broken and one correct mechanism, rendered and screenshotted.
+"""Example audit reports: two broken and two correct mechanisms, rendered and screenshotted.
 
-Writes DIR/<name>/ for RNM3 (noisy max returning the value; broken at its claim) and Laplace
-(ε = 1, correct, so its curve is visibly away from the diagonal) exactly as `dpverify audit
---report` does, then renders each index.html in headless
-Chromium (Debian's chromium package) to DIR/<name>/screenshot.png so a person can check what a
-reader sees. Without Chromium the reports are still written and the screenshot is skipped.
+Writes DIR/<name>/ exactly as `dpverify audit --report` does for
+- svt4_eps1: the sparse vector technique's variant 4 (Lyu et al. 2017) claiming ε = 1 on 10
+  queries (true ε = 1.75): violated;
+- gaussian_half_sigma: a Gaussian mechanism claiming (ε = 1, δ = 10⁻⁵) whose σ is half the
+  classic calibration's (true δ(1) ≈ 1.7·10⁻³): violated, with a δ > 0 claim;
+- laplace_eps1: Laplace with ε = 1, correct;
+- randomized_response: binary randomized response with ε = 1, correct;
+then renders each index.html in headless Chromium (Debian's chromium package) to
+DIR/<name>/screenshot.png so a person can check what a reader sees. Without Chromium the
+reports are still written and the screenshot is skipped.
 
 Usage: python scripts/example_reports.py --out DIR
 """
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import subprocess
 import sys
@@ -18,10 +24,26 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-def examples():
-    from mechanisms_under_test import ZOO
-    from mechanisms_under_test.basic import make_laplace
-    return {"rnm3": ZOO["rnm3"], "laplace_eps1": make_laplace(1.0, name="laplace_eps1")}
+sys.path.insert(0, str(ROOT))
+
+import dpverify  # noqa: E402
+from mechanisms_under_test.basic import make_laplace, make_randomized_response  # noqa: E402
+from mechanisms_under_test.svt import make_svt4  # noqa: E402
+
+CLASSIC_SIGMA = math.sqrt(2 * math.log(1.25 / 1e-5))  # Dwork & Roth Thm A.1 at ε = 1, Δ = 1
+
+
+@dpverify.mechanism(epsilon=1.0, delta=1e-5, pairs=[(0.0, 1.0)], name="gaussian_half_sigma")
+def gaussian_half_sigma(data, rng, size):
+    """A Gaussian mechanism whose σ is half what its (1, 10⁻⁵) claim needs."""
+    return data + rng.normal(0.0, CLASSIC_SIGMA / 2, size)
+
+
+def examples() -> dict:
+    return {"svt4_eps1": make_svt4(epsilon=1.0, name="svt4_eps1"),
+            "gaussian_half_sigma": gaussian_half_sigma,
+            "laplace_eps1": make_laplace(1.0, name="laplace_eps1"),
+            "randomized_response": make_randomized_response(1.0, name="randomized_response")}
 
 
 def screenshot(html: Path, png: Path) -> bool:
@@ -43,7 +65,6 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    import dpverify
     from dpverify.report import write_report
 
     for name, mech in examples().items():

@@ -43,6 +43,7 @@ def test_pass_exits_0(mech_file, capsys):
 
 def test_violation_exits_1_and_json_has_the_documented_layout(mech_file, tmp_path, capsys):
     out = tmp_path / "out" / "result.json"
+    out.parent.mkdir()  # a missing directory is an error (exit 2), never created silently
     code = main(["audit", f"{mech_file}:good_laplace", f"{mech_file}:bad_laplace",
                  "--samples", "4096", "--jobs", "1", "--json", str(out)])
     assert code == 1
@@ -136,12 +137,13 @@ def test_report_is_self_contained_with_readable_plots(mech_file, tmp_path, capsy
     report = tmp_path / "rep"
     assert main(["audit", f"{mech_file}:bad_laplace", "--samples", "16384", "--jobs", "1",
                  "--report", str(report)]) == 1
-    for name in ("index.html", "report.md", "result.json", "tradeoff.png", "delta_curve.png",
-                 "pvalue.png"):
+    pictures = ("witness.png", "privacy_loss_bounds.png", "tradeoff.png", "delta_curve.png",
+                "pvalue.png")
+    for name in ("index.html", "report.md", "result.json", "figures.json") + pictures:
         assert (report / name).stat().st_size > 0, name
     page = (report / "index.html").read_text()
     assert "http://" not in page and "https://" not in page and "src=\"data:image/png;base64," in page
-    assert page.count("<img") == 3 and "violation" in page
+    assert page.count("<img") == len(pictures) and "violation" in page
     curves = json.loads((report / "result.json").read_text())["results"][0]["curves"]
     assert any(curves["outside"])  # claim 0.2 against a true epsilon of 1: boxes outside R
 

@@ -116,13 +116,19 @@ def test_dask_backend_without_a_client_says_what_to_do():
 
 def test_progress_line_only_when_asked_and_after_a_delay(capsys, monkeypatch):
     assert not progress_module.wanted()  # under pytest: silent by default
+    import io
+
+    class Terminal(io.StringIO):  # the in-place display is for terminals (off one: lines)
+        def isatty(self):
+            return True
+
     monkeypatch.setattr(progress_module, "SHOW_AFTER_SECONDS", 0.0)
-    bar = progress_module.Progress("mech", 3, enabled=True)
+    terminal = Terminal()
+    bar = progress_module.Progress("mech", 3, enabled=True, stream=terminal)
     bar.stage = 2
     bar.update(12345)
     bar.close()
-    err = capsys.readouterr().err
-    assert "[dpverify] mech  stage 2/3  12,345 runs" in err
+    assert "\r[dpverify] mech  stage 2/3  12,345 runs" in terminal.getvalue()
     silent = progress_module.Progress("mech", 3, enabled=False)
     silent.update(1)
     assert capsys.readouterr().err == ""

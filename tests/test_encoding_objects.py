@@ -1,0 +1,184 @@
+"""Encoding of string and other object outputs (grouped by distinct value), of masked outputs
+(keys derived from X) and of integer arrays (X made on first read): the keys, skeletons and
+numbers must be exactly those of encoding every output on its own, which is what the engine's
+events and seeded results rest on. Speed is measured in scripts/memory.py, never here."""
+import numpy as np
+import pytest
+
+from dpverify.encoding import Encoded, _encode_one, encode, row_hash
+from dpverify.errors import MechanismOutputError
+
+
+def _one_by_one(outputs):
+    """The defining encoding: every output encoded on its own (keys, struct, numbers)."""
+    parts = [_encode_one(o, i, 0) for i, o in enumerate(outputs)]
+    return (np.array([p[1] for p in parts], dtype=np.int64),
+            np.array([p[0] for p in parts], dtype=np.int64), [p[2] for p in parts])
+
+
+def _assert_as_one_by_one(outputs, reference=None):
+    n = len(outputs)
+    enc, schema = encode(outputs, n)
+    keys, struct, numbers = _one_by_one(list(outputs) if reference is None else reference)
+    np.testing.assert_array_equal(enc.keys, keys)
+    np.testing.assert_array_equal(enc.struct, struct)
+    for i, num in enumerate(numbers):
+        row = enc.X[i]
+        np.testing.assert_array_equal(row[:len(num)], num)
+        assert np.isnan(row[len(num):]).all()
+    assert schema.form == "objects"
+    return enc
+
+
+def _ternary(n, seed=0):
+    return np.random.default_rng(seed).random((n, 6)) > 0.5
+
+
+def test_string_keys_are_exactly_the_one_by_one_keys():
+    above = _ternary(400)
+    cases = {
+        "list of str": ["yes" if a else "no" for a in above[:, 0]],
+        "numpy str 1-d": np.where(above[:, 0], "yes", "no"),
+        "numpy str 2-d": np.where(above, "⊤", "⊥"),
+        "numpy str 3-d": np.where(above, "ab", "c").reshape(400, 3, 2),
+        "tuples of str": [tuple("⊤" if a else "⊥" for a in r) for r in above],
+        "lists of str": [["⊤" if a else "⊥" for a in r] for r in above],
+        "None or str": [None if a else "s" for a in above[:, 1]],
+        "variable-length tuples": [(None,) * int(k) + ("x",) for k in above.sum(axis=1)],
+        "ints and None": [int(k) if k else None for k in above.sum(axis=1)],
+        "numpy ints in tuples": [(np.int64(k), None, int(k)) for k in above.sum(axis=1)],
+        "object array": np.array(["yes" if a else "no" for a in above[:, 0]], dtype=object),
+    }
+    for name, outputs in cases.items():
+        enc = _assert_as_one_by_one(outputs)
+        # identical outputs share a key, distinct ones do not
+        as_text = [repr(o.tolist() if isinstance(o, np.ndarray) else o) for o in outputs]
+        assert len(np.unique(enc.keys)) == len(set(as_text)), name
+        first = {}
+        for k, t in zip(enc.keys.tolist(), as_text):
+            assert first.setdefault(t, k) == k, name
+
+
+def test_keys_of_python_objects_are_unchanged():
+    """Values computed with the one-by-one encoding before outputs were grouped: a change here
+    changes every seeded audit of a string or tuple output."""
+    enc, _ = encode(["yes", "no", None, ("⊤", "⊥"), ("⊥", None, 2), (True, 1, 1.0)], 6)
+    assert enc.keys.tolist() == [5922014229249829881, -8017733504283111031, 795947077872124424,
+                                 -8714408286599932519, -1671819719388651522,
+                                 -2894728771269429183]
+    assert enc.struct.tolist() == [1849105998633062961, 4981010052180227644,
+                                   -1508413682226225710, 5387640959532597914,
+                                   1652911204786832082, -3031196332243617671]
+    # a list encodes as the tuple of its items, alone or grouped with tuples
+    mixed = [["⊤", "⊥"], ("⊤", "⊥")] * 3
+    assert encode(mixed, 6)[0].keys.tolist() == [-8714408286599932519] * 6
+
+
+@pytest.mark.parametrize("outputs", [
+    [1, True] * 5,                     # 1 == True, encoded apart
+    [1, 1.0] * 5,                      # 1 == 1.0
+    [0.0, -0.0, None] * 5,             # 0.0 == -0.0, different bytes
+    ["a", np.str_("a")] * 5,           # equal, different reprs (numpy 2)
+    [(1, "a"), (True, "a"), (1.0, "a")] * 5,
+    [("a",), (("a",),), [np.array([1, 2])]] * 5,   # nested: encoded one by one
+])
+def test_equal_python_values_with_different_encodings_stay_apart(outputs):
+    enc = _assert_as_one_by_one(outputs)
+    keys = _one_by_one(outputs)[0]
+    assert len(np.unique(enc.keys)) == len(np.unique(keys))
+
+
+def test_errors_name_the_first_bad_sample_as_before():
+    bad = ["a"] * 10 + [object()] + ["b"] * 5 + [object()]
+    with pytest.raises(MechanismOutputError, match="sample 10 is of unsupported type object"):
+        encode(bad, len(bad))
+    nan = [("a", 1.0)] * 5 + [("a", float("nan"))] * 3 + [("a", 2.0)]
+    with pytest.raises(MechanismOutputError, match="sample 5 is NaN"):
+        encode(nan, len(nan))
+    with pytest.raises(MechanismOutputError, match="sample 0 is of unsupported type bytes_"):
+        encode(np.array([b"a", b"b"]), 2)
+
+
+def test_scalar_form_tuples_encode_like_batched_ones():
+    outputs = [tuple("⊤" if a else "⊥" for a in r) for r in _ternary(100, 3)]
+    np.testing.assert_array_equal(encode(outputs, 100, batched=False)[0].keys,
+                                  encode(outputs, 100)[0].keys)
+
+
+def test_tuples_with_floats_keep_their_numbers():
+    rng = np.random.default_rng(4)
+    outputs = [(None,) * int(k) + (float(v),) for k, v in zip(rng.integers(0, 4, 300),
+                                                              rng.normal(size=300))]
+    enc = _assert_as_one_by_one(outputs)
+    assert enc.X.shape == (300, 1)
+    np.testing.assert_array_equal(enc.X[:, 0], [o[-1] for o in outputs])
+    assert len(np.unique(enc.struct)) == 4
+
+
+def _masked(n, seed=5):
+    rng = np.random.default_rng(seed)
+    m = np.ma.MaskedArray(rng.normal(size=(n, 4)), mask=rng.random((n, 4)) < 0.5)
+    m[1, 1], m[2, 0] = -0.0, np.inf
+    m.mask[1, 1] = m.mask[2, 0] = False
+    return m
+
+
+def _masked_reference_keys(m):
+    """The definition of a masked batch's keys: the row hash of [values with 0 where masked,
+    the mask as 0.0/1.0]."""
+    data = np.asarray(m.data, dtype=np.float64)
+    mask = np.ma.getmaskarray(m)
+    return row_hash(np.concatenate([np.where(mask, 0.0, data), mask.astype(np.float64)], axis=1))
+
+
+def test_masked_keys_are_unchanged_and_survive_take_concat_and_float32():
+    m = _masked(500)
+    enc, schema = encode(m, 500)
+    assert schema.form == "array"
+    reference = _masked_reference_keys(m)
+    np.testing.assert_array_equal(enc.keys, reference)
+    np.testing.assert_array_equal(enc.struct, row_hash(np.ma.getmaskarray(m)))
+    np.testing.assert_array_equal(np.isnan(enc.X), np.ma.getmaskarray(m))
+
+    fresh = encode(m, 500)[0]   # keys not yet hashed when split, joined and made float32
+    a, b = fresh.take(slice(0, None, 2)), fresh.take(slice(1, None, 2))
+    np.testing.assert_array_equal(a.keys, reference[::2])
+    np.testing.assert_array_equal(b.take(np.arange(5)).keys, reference[1:11:2])
+    joined = Encoded.concat([fresh.take(slice(0, 250)), fresh.take(slice(250, None))])
+    joined.X = joined.X.astype(np.float32)
+    np.testing.assert_array_equal(joined.keys, reference)
+    assert joined.X.dtype == np.float32
+    # a golden value (the batch [[1.5, ⊥], [3, -0.0]])
+    small = np.ma.MaskedArray([[1.5, 2.0], [3.0, -0.0]], mask=[[False, True], [False, False]])
+    assert encode(small, 2)[0].keys.tolist() == [3611950240416667993, 6731962559599184161]
+
+
+def test_integer_batches_make_X_when_read_with_the_same_values_and_keys():
+    status = np.random.default_rng(6).integers(-1, 2, (300, 10)).astype(np.int8)
+    enc, schema = encode(status, 300)
+    assert (schema.dtype, schema.shape) == ("int", (10,))
+    part = enc.take(slice(1, None, 3))
+    np.testing.assert_array_equal(enc.keys, row_hash(status))
+    np.testing.assert_array_equal(enc.X, status.astype(np.float64))
+    assert enc.X.dtype == np.float64
+    np.testing.assert_array_equal(part.X, status[1::3].astype(np.float64))
+    np.testing.assert_array_equal(part.keys, row_hash(status)[1::3])
+    again = encode(status, 300)[0]
+    again.X = again.X.astype(np.float32)  # as the engine stores search samples
+    np.testing.assert_array_equal(again.keys, row_hash(status))
+
+
+def test_event_counts_of_string_outputs_match_their_integer_twin():
+    """Grouped keys partition the outputs exactly as the integer coding of the same outcomes:
+    every event on keys counts the same outputs."""
+    codes = np.random.default_rng(7).integers(0, 5, 2000)
+    words = np.array(["none", "one", "two", "three", "four"])
+    for outputs in (words[codes], words[codes].tolist(),
+                    [(w, None) for w in words[codes].tolist()]):
+        keys = encode(outputs, 2000)[0].keys
+        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        twin = encode(codes, 2000)[0].keys
+        _, twin_inverse, twin_counts = np.unique(twin, return_inverse=True, return_counts=True)
+        assert sorted(counts) == sorted(twin_counts)
+        # the same partition of the samples
+        assert len(set(zip(inverse.tolist(), twin_inverse.tolist()))) == len(counts)

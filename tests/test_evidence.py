@@ -1,0 +1,75 @@
+"""Evidence in the mechanism's own terms (docs/method.md, "Evidence in the mechanism's terms")."""
+import math
+
+import numpy as np
+import pytest
+
+import dpverify
+from dpverify.evidence import lower_bound_text, pair_text
+from mechanisms_under_test.basic import make_randomized_response
+
+
+def test_a_long_pair_is_abbreviated_without_hiding_where_it_differs():
+    D = [1] * 100
+    D_prime = list(D)
+    D_prime[3], D_prime[97] = 0, 2
+    text = pair_text(np.array(D, float), np.array(D_prime, float))
+    assert len(text) < 200 and "(100 values)" in text
+    assert "[3]=1" in text and "[97]=1" in text and "[3]=0" in text and "[97]=2" in text
+    assert "array(" not in text
+
+
+def test_a_short_pair_is_shown_whole():
+    assert pair_text(np.array([0.0, 1.0]), [1, 1]) == "D=[0, 1]  D'=[1, 1]"
+
+
+@pytest.mark.parametrize("bound, claim, shown", [(1.00003, 1.0, "1.00003"), (1.379, 1.0, "1.379"),
+                                                 (0.99997, 1.0, "0.9999"),
+                                                 (0.10549, 0.1, "0.1054")])
+def test_a_certified_bound_is_rounded_down_and_told_apart_from_the_claim(bound, claim, shown):
+    assert lower_bound_text(bound, claim) == shown
+
+
+def test_a_lower_bound_is_never_written_above_itself():
+    rng = np.random.default_rng(0)
+    for bound in rng.uniform(0, 5, 2000):
+        claim = float(np.round(bound, int(rng.integers(0, 4))))
+        text = lower_bound_text(float(bound), claim)
+        assert float(text) <= bound and (float(text) > claim) == (bound > claim)
+
+
+def test_examples_give_each_outputs_frequency_under_both_inputs():
+    """Binary randomized response at ε = 1: output 0 has probability e/(1 + e) = 0.731 on D = 0
+    and 0.269 on D' = 1; the illustrative sample (2^17 runs) must show that, not a capped share."""
+    result = dpverify.audit(make_randomized_response(1.0), samples=1 << 16, seed=0)
+    w = result.witness
+    top = w.examples[0]
+    keep = math.e / (1 + math.e)
+    assert 0 < w.examples_runs <= result.samples_per_side
+    assert top["count_D"] / w.examples_runs == pytest.approx(keep, abs=0.01)
+    assert top["count_D_prime"] / w.examples_runs == pytest.approx(1 - keep, abs=0.01)
+    assert "% of runs on D vs" in result.summary()
+
+
+@dpverify.mechanism(epsilon=0.5, pairs=[(0, 1)])
+def yes_no(data, rng, size):
+    """Randomized response on strings, over-claimed (true ε = 2)."""
+    keep = rng.random(size) < math.exp(2) / (1 + math.exp(2))
+    return np.where(keep == (data == 1), "yes", "no")
+
+
+def test_string_outputs_are_shown_as_the_strings_they_are():
+    result = dpverify.audit(yes_no, samples=1 << 14, seed=0)
+    assert result.verdict == "violation"
+    shown = [e["output"] for e in result.witness.examples]
+    assert shown and set(shown) <= {"'yes'", "'no'"}
+    assert "e.g. ()" not in result.witness.event
+
+
+def test_continuous_outputs_are_grouped_by_shape_with_concrete_values():
+    @dpverify.mechanism(epsilon=0.1, pairs=[(0.0, 1.0)])
+    def loose_laplace(data, rng, size):
+        return data + rng.laplace(0, 1, size)        # true ε = 1
+    w = dpverify.audit(loose_laplace, samples=1 << 14, seed=0).witness
+    assert w.examples[0]["output"] == "a number" and len(w.examples[0]["e.g."]) == 3
+    assert all(isinstance(float(v), float) for v in w.examples[0]["e.g."])

@@ -1,0 +1,109 @@
+"""The report's pictures draw what was certified (docs/method.md, "Pictures"): rendered reports
+of two broken and two correct mechanisms, checked from figures.json, not from pixels."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import dpverify
+from dpverify.report import write_report
+from mechanisms_under_test.basic import make_laplace, make_randomized_response
+from mechanisms_under_test.svt import make_svt4
+
+SIGMA_HALF = math.sqrt(2 * math.log(1.25 / 1e-5)) / 2  # half the classic (1, 1e-5) calibration
+
+
+@dpverify.mechanism(epsilon=1.0, delta=1e-5, pairs=[(0.0, 1.0)], name="gaussian_half_sigma")
+def gaussian_half_sigma(data, rng, size):
+    return data + rng.normal(0.0, SIGMA_HALF, size)
+
+
+CASES = {
+    "svt4_eps1": (lambda: make_svt4(epsilon=1.0, name="svt4_eps1"), "violation"),
+    "gaussian_half_sigma": (lambda: gaussian_half_sigma, "violation"),
+    "laplace_eps1": (lambda: make_laplace(1.0, name="laplace_eps1"), "pass"),
+    "randomized_response": (lambda: make_randomized_response(1.0, name="randomized_response"),
+                            "pass"),
+}
+
+
+def allowed(q, p, eps, delta):
+    """The claim's region in event probabilities (theory.md §1), written out independently."""
+    return p <= min(math.exp(eps) * q + delta, 1 - math.exp(-eps) * (1 - delta - q)) + 1e-15
+
+
+def points_in(polygon, rng, n=400):
+    """Vertices and random convex combinations of them: points of a convex polygon."""
+    v = np.asarray(polygon, dtype=float)
+    weights = rng.dirichlet(np.ones(len(v)), n)
+    return np.vstack([v, weights @ v])
+
+
+def box_points(box, n=21):
+    q_low, q_high, p_low, p_high = box
+    return [(q, p) for q in np.linspace(q_low, q_high, n) for p in np.linspace(p_low, p_high, n)]
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    out = {}
+    for name, (make, expected) in CASES.items():
+        mech = make()
+        result = dpverify.audit(mech, samples=1 << 18, seed=0, curves=True)
+        assert result.verdict == expected, result.summary()
+        folder = tmp_path_factory.mktemp(name)
+        write_report(folder, {"results": [result.as_dict()], "meta": {}}, [result], [mech])
+        assert (folder / "witness.png").stat().st_size > 10_000
+        out[name] = (json.loads((folder / "figures.json").read_text())[name], result,
+                     (folder / "index.html").read_text())
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n, (_, v) in CASES.items() if v == "violation"])
+def test_a_violations_witness_shape_lies_wholly_outside_the_claimed_region(figures, name):
+    data, result, _ = figures[name]
+    eps, delta = data["claim"]["epsilon"], data["claim"]["delta"]
+    shape = data["witness"]["shape"]
+    assert len(shape) >= 3 and data["witness"]["outside"]
+    for q, p in points_in(shape, np.random.default_rng(0)):
+        assert not allowed(q, p, eps, delta), (q, p)
+    # the shape is the witness's box cut by its certified line, so it shows the certificate
+    q_low, q_high, p_low, p_high = data["witness"]["box"]
+    certified = data["witness"]["certified_epsilon"]
+    assert certified == pytest.approx(result.epsilon_lower_bound)
+    for q, p in shape:
+        assert q_low - 1e-12 <= q <= q_high + 1e-12 and p_low - 1e-12 <= p <= p_high + 1e-12
+        assert p >= math.exp(certified) * q + delta - 1e-12
+
+
+@pytest.mark.parametrize("name", [n for n, (_, v) in CASES.items() if v == "pass"])
+def test_nothing_certified_lies_outside_the_region_of_a_pass(figures, name):
+    data, _, _ = figures[name]
+    eps, delta = data["claim"]["epsilon"], data["claim"]["delta"]
+    assert not data["witness"]["outside"]
+    assert any(allowed(q, p, eps, delta) for q, p in points_in(data["witness"]["shape"],
+                                                                np.random.default_rng(0)))
+    assert data["family"]
+    for test in data["family"]:
+        assert not test["outside"]
+        assert any(allowed(q, p, eps, delta) for q, p in box_points(test["box"])), test
+
+
+def test_the_flags_drawn_in_red_agree_with_the_geometry(figures):
+    """A family box is flagged outside exactly when none of its points is allowed."""
+    for data, _, _ in figures.values():
+        eps, delta = data["claim"]["epsilon"], data["claim"]["delta"]
+        for test in data["family"]:
+            inside = any(allowed(q, p, eps, delta) for q, p in box_points(test["box"]))
+            assert test["outside"] == (not inside), test
+
+
+def test_the_report_shows_the_witness_picture_first_and_the_evidence(figures):
+    data, result, html = figures["svt4_eps1"]
+    images = html.split('<img alt="')[1:]
+    assert images[0].startswith("witness")
+    w = result.witness
+    assert w.examples and w.examples_runs > 0
+    assert "Outputs in the event" in html and w.examples[0]["output"] in html
+    assert json.dumps(w.as_dict()["D"]) in html  # the whole pair, no array(...) repr
