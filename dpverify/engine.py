@@ -44,14 +44,15 @@ from .attacks import (PROBE_STRIDE, Candidate, PairEvaluator, count_at_least, cu
 from .encoding import Encoded
 from .errors import InvalidClaimError
 from .compose import group_claim
-from .evidence import collect_examples, illustration_size
+from .evidence import with_examples
 from .mechanism import as_mechanism, validate_claim
 from .renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
 from .result import (COUPLED, RATIO_TEST, TWO_BOUNDS, AuditResult, PrivacyCurves,
                      RenyiAuditResult, StageSummary, Witness)
 from .progress import Progress
 from .sampling import (CERTIFY, SEARCH, TIMING, Sampler, check_uses_rng,
-                       checked_search_samples, poisson_sample_size, split_into_chunks)
+                       checked_search_samples, poisson_sample_size, return_freed_memory,
+                       split_into_chunks)
 from .region import box_outside
 from .stats import (MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_BLOCKS,  # noqa: F401 (re-exported)
                     MIN_COUPLED_HITS_PER_BLOCK, certified_epsilon, coupled_block_size,
@@ -187,29 +188,6 @@ class _Chosen:
     learned_pairs: int = 0  # and the pairs they belong to
 
 
-def _malloc_trim():
-    """glibc's malloc_trim, or None (another C library or system: nothing to call)."""
-    try:
-        import ctypes
-        trim = ctypes.CDLL(None).malloc_trim
-    except Exception:  # noqa: BLE001
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
-def _return_freed_memory() -> None:
-    """Give the C allocator's free pages back to the system (as dask's workers do). Search
-    chunks are drawn and attacks learned on worker threads, whose malloc arenas otherwise keep
-    the freed float64 chunks and score arrays resident: with it SVT3's default audit peaks at
-    ~780 MB, without it at 850-1040 MB from run to run. Changes no result."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-
-
 def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, K,
                   floating_point=False, learned=None, planned=None, paired=PAIRED_SEARCH):
     """Draw more search samples for the active pairs, learn attacks, rank candidate events.
@@ -242,7 +220,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         for s in (0, 1):
             search[p, s] = [Encoded.concat(search[p, s])]
     data = {p: (search[p, 0][0], search[p, 1][0]) for p in active}
-    _return_freed_memory()
+    return_freed_memory()
     learned = {} if learned is None else learned
     relearned = []
 
@@ -253,9 +231,8 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
         else:
             relearned.append(sum(sizes))
             models = learn_pair(*data[p], floating_point, paired)
-            # no more search data will come: keep for the next stages, once search is down to
-            # ACTIVE_PAIRS pairs (SVT's twelve pairs reach their cap at stage 5 and held
-            # 300-380 MB of models there, which pruning then dropped unused)
+            # no more search data will come: keep for the next stages, but only once search is
+            # down to ACTIVE_PAIRS pairs (before that, pruning drops most of them unused)
             if kept[p] >= cap and len(active) <= ACTIVE_PAIRS:
                 learned[p] = (sizes, models)
         return pair_events(p, models, planned or n_j, delta, level, n_final,
@@ -266,7 +243,7 @@ def _search_stage(sampler, search, kept, active, j, n_j, n_final, delta, level, 
     per_pair = ([rank(p) for p in active] if len(active) == 1 else
                 Parallel(n_jobs=sampler.n_jobs, backend="threading")(
                     delayed(rank)(p) for p in active))
-    _return_freed_memory()
+    return_freed_memory()
     candidates: list[Candidate] = [c for found in per_pair for c in found]
     candidates.sort(key=lambda c: -c.expected_epsilon)
     return _Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned))
@@ -607,16 +584,6 @@ def privacy_curves_of(grid: dict, epsilon: float, delta: float, alpha: float) ->
         pvalues=tuple(map(float, pvalues)), privacy_loss=grid["privacy_loss"])
 
 
-def with_examples(mech, witness: Witness, event: Candidate, pair_list, seed: int,
-                  samples_per_side: int) -> Witness:
-    """The witness with its event's most frequent outputs on an illustrative sample
-    (evidence.collect_examples; drawn after the audit, never part of its counts)."""
-    runs = illustration_size(mech.batched, samples_per_side)
-    examples = collect_examples(mech, witness.D, witness.D_prime, event.hits, seed, event.pair,
-                                runs)
-    return replace(witness, examples=examples, examples_runs=runs)
-
-
 def _resolution(claim: float, witness: Witness | None) -> float:
     """Claim + the gap between the witness's point estimate and its certified bound: a true ε of
     about this size on that event would have been certified roughly half the time."""
@@ -920,7 +887,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
 
     lower = best.epsilon_lower_bound if best is not None else -math.inf
     if best is not None and not interrupted:
-        best = with_examples(mech, best, best_event, pair_list, seed, int(runs.max()))
+        best = with_examples(mech, best, best_event, seed, int(runs.max()))
     privacy_curves = (privacy_curves_of(best_curve, eps, dlt, 1.0 - confidence)
                       if curves and best_curve is not None else None)
     verdict = "violation" if lower > eps else "pass"

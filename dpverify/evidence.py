@@ -126,11 +126,6 @@ def illustration_size(batched: bool, samples_per_side: int) -> int:
     return int(max(1, min(cap, samples_per_side)))
 
 
-def _output_at(outputs, i: int):
-    """Output number i of a batch, as one Python object (or a masked row)."""
-    return outputs[i]
-
-
 def _as_shape(x) -> str:
     """An output written with every number replaced by # (what a continuous output's event is
     made of: which coordinates are present, None or a string, not the exact values)."""
@@ -146,6 +141,12 @@ def _as_shape(x) -> str:
         inner = ", ".join(_as_shape(v) for v in x)
         return f"[{inner}]" if isinstance(x, list) else f"({inner})"
     return format_value(x)
+
+
+def _shape_text(output) -> str:
+    """`_as_shape`, with a lone number written "a number"."""
+    shape = _as_shape(output)
+    return "a number" if shape == "#" else shape
 
 
 def grouped_by_shape(keys_in_event: np.ndarray) -> bool:
@@ -167,20 +168,17 @@ def event_examples(outputs_D, enc_D, hits_D, enc_D_prime, hits_D_prime,
     encoded keys; when those are mostly distinct (`grouped_by_shape`) outputs are grouped by
     their encoded structure and shown by shape, with a few concrete values."""
     by_shape = grouped_by_shape(enc_D.keys[hits_D])
-    def shown(output) -> str:
-        shape = _as_shape(output)
-        return "a number" if shape == "#" else shape
-    ids_D = (enc_D.struct if by_shape else enc_D.keys)
-    ids_Q = (enc_D_prime.struct if by_shape else enc_D_prime.keys)
+    ids_D = enc_D.struct if by_shape else enc_D.keys
+    ids_Q = enc_D_prime.struct if by_shape else enc_D_prime.keys
     tally_D, tally_Q = _tally(ids_D[hits_D]), _tally(ids_Q[hits_D_prime])
     examples = []
     for key in sorted(tally_D, key=lambda k: -tally_D[k])[:most]:
         where = np.flatnonzero(hits_D & (ids_D == key))
-        first = _output_at(outputs_D, int(where[0]))
-        entry = {"output": shown(first) if by_shape else format_value(first),
+        first = outputs_D[int(where[0])]
+        entry = {"output": _shape_text(first) if by_shape else format_value(first),
                  "count_D": int(tally_D[key]), "count_D_prime": int(tally_Q.get(key, 0))}
         if by_shape:
-            entry["e.g."] = [format_value(_output_at(outputs_D, int(i))) for i in where[:3]]
+            entry["e.g."] = [format_value(outputs_D[int(i)]) for i in where[:3]]
         examples.append(entry)
     return tuple(examples)
 
@@ -228,6 +226,18 @@ def collect_examples(mech, D, D_prime, in_event, seed: int, pair: int, runs: int
     return event_examples(outputs_D, enc_D, hits_D, enc_Q, hits_Q)
 
 
+
+def with_examples(mech, witness, event, seed: int, samples_per_side: int):
+    """The witness with its event's most frequent outputs (`collect_examples`) on an
+    illustrative sample of at most `samples_per_side` runs per input; `event.hits` says which
+    encoded outputs fall in the event."""
+    from dataclasses import replace
+    runs = illustration_size(mech.batched, samples_per_side)
+    examples = collect_examples(mech, witness.D, witness.D_prime, event.hits, seed, event.pair,
+                                runs)
+    return replace(witness, examples=examples, examples_runs=runs)
+
+
 __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_text",
            "floor_to", "lower_bound_text", "illustration_size", "grouped_by_shape",
-           "event_examples", "percent", "example_lines", "collect_examples"]
+           "event_examples", "percent", "example_lines", "collect_examples", "with_examples"]

@@ -11,23 +11,21 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from .region import boundary, box_outside
 from .stats import cp_lower, cp_upper
 
 
 def allowed_p(q, epsilon: float, delta: float):
-    """The largest P[M(D) ∈ S] the claim allows when P[M(D′) ∈ S] = q."""
-    q = np.asarray(q, dtype=float)
-    return np.minimum.reduce([np.ones_like(q), math.exp(epsilon) * q + delta,
-                              1 - math.exp(-epsilon) * (1 - delta - q)])
+    """The largest P[M(D) ∈ S] the claim allows when P[M(D′) ∈ S] = q: 1 − f_{ε,δ}(q)
+    (`region.boundary`, with α = q and β = 1 − p)."""
+    return 1 - boundary(q, epsilon, delta)
 
 
 def box_wholly_outside(box, epsilon: float, delta: float) -> bool:
-    """A box (q_low, q_high, p_low, p_high) lies wholly outside the claimed region: even its
-    lower-right corner, the point of the box the claim allows most easily, is above the bound."""
+    """A box (q_low, q_high, p_low, p_high) lies wholly outside the claimed region
+    (`region.box_outside` at its most favourable corner α = q_high, β = 1 − p_low)."""
     q_low, q_high, p_low, p_high = box
-    return bool(p_low > allowed_p(q_high, epsilon, delta))
+    return bool(box_outside(q_high, 1 - p_low, epsilon, delta))
 
 
 def clip_above_line(polygon: list, slope: float, offset: float) -> list:
@@ -76,11 +74,10 @@ def family_boxes(curves) -> list[tuple]:
 def loss_interval(box, delta: float) -> tuple[float, float]:
     """The range of ln((p − δ)/q) over a box: what a test's counts allow its privacy loss to be."""
     q_low, q_high, p_low, p_high = box
-    with np.errstate(divide="ignore", invalid="ignore"):
-        low = math.log((p_low - delta) / q_high) if p_low > delta and q_high > 0 else -math.inf
-        high = (math.log((p_high - delta) / q_low) if q_low > 0 and p_high > delta
-                else (math.inf if p_high > delta else -math.inf))
-    return low, high
+    low = math.log((p_low - delta) / q_high) if p_low > delta and q_high > 0 else -math.inf
+    if p_high <= delta:
+        return low, -math.inf
+    return low, math.log((p_high - delta) / q_low) if q_low > 0 else math.inf
 
 
 def zoom_window(shape: list, epsilon: float, certified: float) -> tuple:

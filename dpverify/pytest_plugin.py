@@ -250,8 +250,7 @@ def violation_report(result, reproduce: str) -> str:
                   f"  counts   {w.count_D:,}/{w.samples_D:,} under D vs "
                   f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'",
                   f"  certified by {CERTIFICATE_WORDS.get(w.certificate, w.certificate)}"]
-        lines += [line.replace("           ", "  ", 1)
-                  for line in example_lines(w.examples, w.examples_runs)]
+        lines += example_lines(w.examples, w.examples_runs, indent="  ")
     lines += [f"  runs     {result.samples:,} in {result.seconds:.2f} s",
               f"  reproduce: {reproduce}"]
     return "\n".join(lines)

@@ -359,6 +359,28 @@ class Sampler:
         return first, second
 
 
+def _malloc_trim():
+    """glibc's malloc_trim, or None (another C library or system: nothing to call)."""
+    try:
+        import ctypes
+        trim = ctypes.CDLL(None).malloc_trim
+    except Exception:  # noqa: BLE001
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def return_freed_memory() -> None:
+    """Give the C allocator's free pages back to the system, as dask's workers do: chunks are
+    drawn and attacks learned on worker threads, whose malloc arenas otherwise keep freed
+    search chunks resident (reports/memory.md). Changes no result."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 def _last_line(exc: BaseException) -> str:
     """The last non-empty line of an exception's text (a worker's traceback ends in its cause)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip() not in ("", '"""')]
