@@ -7,7 +7,9 @@ when it can (diffprivlib's `random_state`). Import the one you need:
 
     from dpverify.libraries import opendp, diffprivlib
 
-Each needs its library installed: ``pip install 'dpverify[libraries]'``.
+Each needs its library installed: ``pip install 'dpverify[libraries]'``. The libraries are
+imported on first use (`require_opendp`, `require_diffprivlib`), never when an adapter is
+imported.
 """
 
 import importlib
@@ -23,3 +25,13 @@ def require(module: str, adapter: str, needs: str):
     except ImportError as exc:
         raise DpVerifyError(f"dpverify.libraries.{adapter} needs {needs}: "
                             f"pip install 'dpverify[libraries]' ({exc})") from None
+
+
+def require_opendp():
+    """Import opendp's prelude, or raise a DpVerifyError saying how to install it."""
+    return require("opendp.prelude", "opendp", "opendp 0.14-0.16")
+
+
+def require_diffprivlib():
+    """Import diffprivlib, or raise a DpVerifyError saying how to install it."""
+    return require("diffprivlib", "diffprivlib", "diffprivlib 0.6 (and scikit-learn < 1.8)")
