@@ -64,6 +64,12 @@ def zoo_cases():
     yield "svt4_curves", lambda: dpverify.audit(ZOO["svt4"], samples=SAMPLES, seed=SEED, curves=True)
     yield "laplace_half_claim", lambda: dpverify.audit(ZOO["laplace"], epsilon=0.05, samples=SAMPLES,
                                                        seed=SEED)
+    for name in ("svt4", "rnm3", "laplace", "randomized_response"):
+        yield f"{name}_measurement", lambda m=ZOO[name]: dpverify.audit(
+            m, samples=SAMPLES, seed=SEED, stop_early=False, curves=True)
+    for name in ("svt34_parallel", "prefix_sum", "numerical_svt"):
+        yield f"{name}_measurement", lambda m=DPSNIPER[name]: dpverify.audit(
+            m, samples=1 << 17, seed=SEED, stop_early=False)
     yield "gaussian_zcdp", lambda: dpverify.audit(ZOO["gaussian"], zcdp=0.5, samples=SAMPLES, seed=SEED)
 
 
