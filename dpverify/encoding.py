@@ -34,9 +34,13 @@ import numpy as np
 
 from .errors import MechanismOutputError
 
-_MULT = np.uint64(0x9E3779B97F4A7C15)
-_MIX = np.uint64(0xBF58476D1CE4E5B9)
-_SHIFT_1, _SHIFT_2 = np.uint64(31), np.uint64(29)
+# `row_hash`'s splitmix64-style mixing step for each 64-bit word w of a row, all mod 2^64,
+# starting from h = the row's padded width in bytes:
+#   h ← (h ^ w)·HASH_MULT;  h ← h ^ (h >> HASH_SHIFT_1);
+#   h ← h·HASH_MIX;         h ← h ^ (h >> HASH_SHIFT_2)
+HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
+HASH_MIX = np.uint64(0xBF58476D1CE4E5B9)
+HASH_SHIFT_1, HASH_SHIFT_2 = np.uint64(31), np.uint64(29)
 
 
 @dataclass(frozen=True)
@@ -133,17 +137,18 @@ class Encoded:
 def row_hash(rows: np.ndarray) -> np.ndarray:
     """Vectorised 64-bit hash of each row's bytes (splitmix-style mixing; loop over words only).
 
-    The row's bytes are read as little-endian 64-bit words, the last one zero-padded, and each word is
-    mixed into the running hash in place. The values are those of the plain "pad every row to a
-    multiple of 8 bytes and mix its words" definition (`_row_words_padded`); reading the words
-    through a structured view instead of padding a copy makes a 10-byte row (SVT's ⊤/⊥ vector)
-    about 4× cheaper to hash, which certifying chunks pay on every output.
+    The row's bytes are read as little-endian 64-bit words, the last one zero-padded, and each
+    word is mixed into the running hash in place (the step is spelled out above HASH_MULT). The
+    values are those of the plain "pad every row to a multiple of 8 bytes and mix its words"
+    definition (`row_words_padded`); reading the words through a structured view instead of
+    padding a copy makes a 10-byte row (SVT's ⊤/⊥ vector) about 4× cheaper to hash, which
+    certifying chunks pay on every output.
     """
     n = rows.shape[0]
     b = np.ascontiguousarray(rows).view(np.uint8).reshape(n, -1)
     full, rem = divmod(b.shape[1], 8)
     words = (_row_words(b, full, rem) if rem and sys.byteorder == "little"
-             else _row_words_padded(b))
+             else row_words_padded(b))
     return _mix_words(words, n, (full + (rem > 0)) * 8)
 
 
@@ -155,10 +160,10 @@ def _mix_words(words, n: int, width: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         for word in words:
             np.bitwise_xor(h, word, out=h)
-            np.multiply(h, _MULT, out=h)
-            np.bitwise_xor(h, np.right_shift(h, _SHIFT_1, out=spare), out=h)
-            np.multiply(h, _MIX, out=h)
-            np.bitwise_xor(h, np.right_shift(h, _SHIFT_2, out=spare), out=h)
+            np.multiply(h, HASH_MULT, out=h)
+            np.bitwise_xor(h, np.right_shift(h, HASH_SHIFT_1, out=spare), out=h)
+            np.multiply(h, HASH_MIX, out=h)
+            np.bitwise_xor(h, np.right_shift(h, HASH_SHIFT_2, out=spare), out=h)
     return h.view(np.int64)
 
 
@@ -201,9 +206,10 @@ def _row_words(b: np.ndarray, full: int, rem: int) -> list[np.ndarray]:
     return [rec[f"w{j}"] for j in range(full)] + [tail]
 
 
-def _row_words_padded(b: np.ndarray) -> list[np.ndarray]:
-    """The defining form of the row words: zero-pad each row to a multiple of 8 bytes (a copy
-    only when its width is not one already) and read it as native 64-bit words."""
+def row_words_padded(b: np.ndarray) -> list[np.ndarray]:
+    """The defining form of the row words that `row_hash` mixes: zero-pad each row of the byte
+    matrix b to a multiple of 8 bytes (a copy only when its width is not one already) and read
+    it as native 64-bit words, one n-vector per word position."""
     width = -(-b.shape[1] // 8) * 8
     if width != b.shape[1]:
         b = np.pad(b, ((0, 0), (0, width - b.shape[1])))
@@ -241,8 +247,10 @@ def _flatten(o, skeleton: list, numbers: list):
         raise TypeError(type(o).__name__)
 
 
-def _encode_one(o, i: int, start: int) -> tuple[int, int, np.ndarray]:
-    """(struct, key, numbers) of one output, sample `start + i`."""
+def encode_one(o, i: int, start: int) -> tuple[int, int, np.ndarray]:
+    """(struct, key, numbers) of one output, sample `start + i`: the defining encoding of an
+    object output. `encode` gives every object output exactly these values, however it groups
+    equal outputs to encode them once; `i` and `start` only name the sample in an error."""
     skeleton: list = []
     numbers: list = []
     try:
@@ -267,7 +275,7 @@ def _encode_objects(outputs, start: int, groups) -> Encoded:
     struct = np.empty(m, dtype=np.int64)
     rows = []
     for u, i in enumerate(firsts):
-        struct[u], keys[u], num = _encode_one(outputs[i], int(i), start)
+        struct[u], keys[u], num = encode_one(outputs[i], int(i), start)
         rows.append(num)
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=m)
     d = int(lengths.max(initial=0))

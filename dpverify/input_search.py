@@ -68,8 +68,10 @@ def _repair(space: PairSearch, x: np.ndarray, s: np.ndarray):
     return x, s
 
 
-def _structured(space: PairSearch) -> list[tuple]:
-    """StatDP's patterns (values 0, 1, 2) moved to the bottom and the top of the domain."""
+def structured_pairs(space: PairSearch) -> list[tuple]:
+    """StatDP's patterns (values 0, 1, 2) moved to the bottom and the top of the domain.
+
+    Like every candidate generator here, it returns pairs as (x, s): D = x and D' = x + s."""
     if space.high - space.low < 2:
         return []
     base = all_differ(space.length) if space.relation == "all_differ" else one_differ(space.length)
@@ -81,7 +83,11 @@ def _structured(space: PairSearch) -> list[tuple]:
     return out
 
 
-def _random(space: PairSearch, rng: np.random.Generator, m: int) -> list[tuple]:
+def random_pairs(space: PairSearch, rng: np.random.Generator, m: int) -> list[tuple]:
+    """`m` random neighbouring pairs (x, s) of the domain: x uniform (whole numbers if
+    `space.integer`), each coordinate at a bound with chance BOUND_SHARE; s moves every
+    coordinate by −1, 0 or +1 step, not all 0 (all_differ) or one coordinate by ±1 step
+    (one_differ); moves that would leave the domain are turned or shortened (`_repair`)."""
     n, lo, hi = space.length, space.low, space.high
     if space.integer:
         x = rng.integers(int(lo), int(hi) + 1, (m, n)).astype(float)
@@ -101,9 +107,10 @@ def _random(space: PairSearch, rng: np.random.Generator, m: int) -> list[tuple]:
     return list(zip(x, s))
 
 
-def _mutate(space: PairSearch, rng: np.random.Generator, x: np.ndarray, s: np.ndarray):
-    """One local move: shift a coordinate, change which coordinates differ, push a coordinate to
-    a bound, or translate the whole input."""
+def mutate_pair(space: PairSearch, rng: np.random.Generator, x: np.ndarray, s: np.ndarray):
+    """One local move from the pair (x, s), returned as a new (x, s) in the domain: shift a
+    coordinate, change which coordinates differ, push a coordinate to a bound, or translate the
+    whole input (each with chance 1/4)."""
     x, s = x.copy(), s.copy()
     n, lo, hi, step = space.length, space.low, space.high, space.step
     width = max(1.0, (hi - lo) / 4) if space.integer else (hi - lo) / 4
@@ -213,52 +220,73 @@ def find_pairs(mechanism, space: PairSearch, seed: int = 0, n_jobs: int = -1,
                   or (SEARCH_SAMPLES_BATCHED if mech.batched else SEARCH_SAMPLES_SCALAR))
     if n_certify is None:
         n_certify = (1 << 22) if mech.batched else (1 << 17)
-    stop_at = None
-    if deadline is not None:
-        now = time.monotonic()
-        stop_at = now + TIME_SHARE * max(deadline - now, 0.0)
+    stop_at = _stop_time(deadline)
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(PAIR_SEARCH,)))
     scorer = _Scorer(mech, seed, n_jobs, backend, deadline, samples, delta, level, n_certify)
+    search = _Search(space, rng, scorer, stop_at)
+    search.score_new(structured_pairs(space) + random_pairs(space, rng, space.candidates))
+    per_round = max(8, space.candidates // 4)
+    for _ in range(space.rounds):
+        if search.out_of_time():
+            break
+        beam = search.ranked()[:max(BEAM, space.keep)]
+        search.score_new(search.local_moves(beam, per_round))
+    best = search.ranked()[:space.keep]
+    return FoundPairs([_as_pair(space, x, s) for _, _, x, s in best], [v[0] for v in best],
+                      scorer.runs, len(search.found))
 
-    found: dict = {}   # key → (score, order, x, s)
 
-    def evaluate(pairs):
+def _stop_time(deadline: float | None) -> float | None:
+    """When the search stops starting rounds: TIME_SHARE of the time left until `deadline`."""
+    if deadline is None:
+        return None
+    now = time.monotonic()
+    return now + TIME_SHARE * max(deadline - now, 0.0)
+
+
+class _Search:
+    """The pairs scored so far (`found`: key → (score, order scored, x, s)) and the moves that
+    propose new ones."""
+
+    def __init__(self, space: PairSearch, rng: np.random.Generator, scorer: _Scorer,
+                 stop_at: float | None):
+        self.space, self.rng, self.scorer, self.stop_at = space, rng, scorer, stop_at
+        self.found: dict = {}
+
+    def out_of_time(self) -> bool:
+        return self.stop_at is not None and time.monotonic() > self.stop_at
+
+    def score_new(self, pairs: list[tuple]) -> None:
+        """Score the pairs (x, s) not scored yet, each unordered pair once, none with s = 0."""
         fresh, keys = [], set()
         for x, s in pairs:
             k = _key(x, s)
-            if k not in found and k not in keys and s.any():
+            if k not in self.found and k not in keys and s.any():
                 keys.add(k)
                 fresh.append((k, x, s))
         if not fresh:
             return
-        scores = scorer.score([_as_pair(space, x, s) for _, x, s in fresh], out_of_time)
+        scores = self.scorer.score([_as_pair(self.space, x, s) for _, x, s in fresh],
+                                   self.out_of_time)
         for (k, x, s), score in zip(fresh, scores):
-            found[k] = (score, len(found), x, s)
+            self.found[k] = (score, len(self.found), x, s)
 
-    def ranked():
-        return sorted(found.values(), key=lambda v: (-v[0], v[1]))
+    def ranked(self) -> list[tuple]:
+        """The pairs found, best score first (ties: the one scored first)."""
+        return sorted(self.found.values(), key=lambda v: (-v[0], v[1]))
 
-    def out_of_time():
-        return stop_at is not None and time.monotonic() > stop_at
-
-    evaluate(_structured(space) + _random(space, rng, space.candidates))
-    per_round = max(8, space.candidates // 4)
-    for _ in range(space.rounds):
-        if out_of_time():
-            break
-        beam = ranked()[:max(BEAM, space.keep)]
+    def local_moves(self, beam: list[tuple], count: int) -> list[tuple]:
+        """`count` pairs, each one `mutate_pair` move from a beam pair (taken in turn), retried
+        up to 8 times to reach a pair not scored yet."""
         children = []
-        for i in range(per_round):
+        for i in range(count):
             _, _, x, s = beam[i % len(beam)]
-            for _attempt in range(8):  # look for a pair not scored yet
-                cx, cs = _mutate(space, rng, x, s)
-                if _key(cx, cs) not in found:
+            for _attempt in range(8):
+                cx, cs = mutate_pair(self.space, self.rng, x, s)
+                if _key(cx, cs) not in self.found:
                     break
             children.append((cx, cs))
-        evaluate(children)
-    best = ranked()[:space.keep]
-    return FoundPairs([_as_pair(space, x, s) for _, _, x, s in best], [v[0] for v in best],
-                      scorer.runs, len(found))
+        return children
 
 
 def _as_pair(space: PairSearch, x: np.ndarray, s: np.ndarray) -> tuple:

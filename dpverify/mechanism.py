@@ -97,7 +97,7 @@ class Mechanism:
     randomness: str = "rng"
     zcdp: float | None = None  # rho: a rho-zCDP claim instead of (epsilon, delta)
     # the audit's default `samples` for this mechanism (certifying runs per input at the last
-    # stage); None: the engine's default for its form (engine.default_samples)
+    # stage); None: the engine's default for its form (pipeline.default_samples)
     samples: int | None = None
     # a decorator whose arguments (or whose function's signature) cannot be audited: the error,
     # naming the mechanism, that every audit of it raises (`as_mechanism`). Recorded instead of
@@ -176,6 +176,22 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     every audit of it raises that error (InvalidClaimError, or MechanismError for the
     signature). The other mechanisms of the same file stay auditable.
     """
+    claim, problem = _validated_claim(epsilon, delta, rdp, randomness, samples, zcdp)
+
+    def wrap(fn):
+        return _declare(fn, name, problem, pairs=pairs, exact_tradeoff=exact_tradeoff,
+                        floating_point=floating_point, **claim)
+
+    return wrap
+
+
+def _validated_claim(epsilon, delta, rdp, randomness, samples,
+                     zcdp) -> tuple[dict, InvalidClaimError | None]:
+    """The decorator's claim arguments, validated, and None; or, when they cannot be audited,
+    the defaults (no claim, delta 0, randomness "rng", no samples) and the InvalidClaimError.
+
+    Not raised here: the decorator does not know the function's name yet, and raising at
+    import would make every other mechanism of the file unloadable. `_declare` records it."""
     try:
         if epsilon is not None:
             epsilon, delta = validate_claim(epsilon, delta)
@@ -191,30 +207,33 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
                                     "rdp=(alpha, rho) or zcdp=rho")
         problem = None
     except InvalidClaimError as exc:
-        # Not raised here: the decorator does not know the function's name yet, and raising at
-        # import would make every other mechanism of the file unloadable. `wrap` records it.
         problem = exc
         epsilon = rdp = zcdp = samples = None
         delta, randomness = 0.0, "rng"
+    return dict(epsilon=epsilon, delta=delta, rdp=rdp, randomness=randomness, samples=samples,
+                zcdp=zcdp), problem
 
-    def wrap(fn):
-        mech_name = name or getattr(fn, "__name__", type(fn).__name__)
-        error = problem
-        try:
-            batched = is_batched(fn)
-        except MechanismError as exc:
-            batched, error = False, error or exc
-        if error is not None:
-            error = type(error)(f"invalid @dpverify.mechanism declaration of {mech_name!r}"
-                                f"{_defined_at(fn)}: {error}")
-        mech = Mechanism(fn=fn, name=mech_name,
-                         epsilon=epsilon, delta=float(delta),
-                         pairs=pairs, batched=batched, exact_tradeoff=exact_tradeoff,
-                         rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
-                         zcdp=zcdp, samples=samples, declaration_error=error)
-        for attr in ("__doc__", "__module__", "__qualname__"):
-            object.__setattr__(mech, attr, getattr(fn, attr, None))
-        object.__setattr__(mech, "__wrapped__", fn)
-        return mech
 
-    return wrap
+def _declare(fn, name, problem, *, epsilon, delta, pairs, exact_tradeoff, rdp, floating_point,
+             randomness, zcdp, samples) -> Mechanism:
+    """The Mechanism `@mechanism(...)` makes of `fn`, carrying `fn`'s name, docstring and
+    module. A declaration that cannot be audited (`problem`, or a signature without (data,
+    rng)) is recorded as its `declaration_error`, naming the function and where it is defined."""
+    mech_name = name or getattr(fn, "__name__", type(fn).__name__)
+    error = problem
+    try:
+        batched = is_batched(fn)
+    except MechanismError as exc:
+        batched, error = False, error or exc
+    if error is not None:
+        error = type(error)(f"invalid @dpverify.mechanism declaration of {mech_name!r}"
+                            f"{_defined_at(fn)}: {error}")
+    mech = Mechanism(fn=fn, name=mech_name,
+                     epsilon=epsilon, delta=float(delta),
+                     pairs=pairs, batched=batched, exact_tradeoff=exact_tradeoff,
+                     rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
+                     zcdp=zcdp, samples=samples, declaration_error=error)
+    for attr in ("__doc__", "__module__", "__qualname__"):
+        object.__setattr__(mech, attr, getattr(fn, attr, None))
+    object.__setattr__(mech, "__wrapped__", fn)
+    return mech

@@ -1,17 +1,19 @@
 """Encoding of string and other object outputs (grouped by distinct value), of masked outputs
 (keys derived from X) and of integer arrays (X made on first read): the keys, skeletons and
 numbers must be exactly those of encoding every output on its own, which is what the engine's
-events and seeded results rest on. Speed is measured in scripts/memory.py, never here."""
+events and seeded results rest on; likewise the row hash's fast path must give its padded
+definition's values. Speed is measured in scripts/memory.py, never here."""
 import numpy as np
 import pytest
 
-from dpverify.encoding import Encoded, _encode_one, encode, row_hash
+from dpverify.encoding import (HASH_MIX, HASH_MULT, HASH_SHIFT_1, HASH_SHIFT_2, Encoded, encode,
+                               encode_one, row_hash, row_words_padded)
 from dpverify.errors import MechanismOutputError
 
 
 def _one_by_one(outputs):
     """The defining encoding: every output encoded on its own (keys, struct, numbers)."""
-    parts = [_encode_one(o, i, 0) for i, o in enumerate(outputs)]
+    parts = [encode_one(o, i, 0) for i, o in enumerate(outputs)]
     return (np.array([p[1] for p in parts], dtype=np.int64),
             np.array([p[0] for p in parts], dtype=np.int64), [p[2] for p in parts])
 
@@ -182,3 +184,23 @@ def test_event_counts_of_string_outputs_match_their_integer_twin():
         assert sorted(counts) == sorted(twin_counts)
         # the same partition of the samples
         assert len(set(zip(inverse.tolist(), twin_inverse.tolist()))) == len(counts)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.float64, np.bool_])
+def test_row_hash_equals_its_zero_padded_definition(dtype):
+    """The structured-view words of `row_hash` must give the padded definition's values for
+    every row width (search and certifying chunks must agree on keys)."""
+    rng = np.random.default_rng(2)
+    for width in range(1, 27):
+        rows = rng.integers(-3, 3, (500, width)).astype(dtype)
+        b = rows.view(np.uint8).reshape(500, -1)
+        h = np.full(500, np.uint64(-(-b.shape[1] // 8) * 8), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for w in row_words_padded(b):
+                h = (h ^ w) * HASH_MULT
+                h ^= h >> HASH_SHIFT_1
+                h *= HASH_MIX
+                h ^= h >> HASH_SHIFT_2
+        np.testing.assert_array_equal(row_hash(rows), h.view(np.int64))
+        # and distinct rows get distinct keys
+        assert len(np.unique(row_hash(rows))) == len(np.unique(rows, axis=0))

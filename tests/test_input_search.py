@@ -11,7 +11,7 @@ import pytest
 import dpverify
 from dpverify import InvalidPairsError
 from dpverify import input_search, sampling
-from dpverify.input_search import _mutate, _random, _structured, find_pairs
+from dpverify.input_search import find_pairs, mutate_pair, random_pairs, structured_pairs
 from dpverify.pairs import PairSearch, all_differ, normalize, search
 from dpverify.sampling import CERTIFY, PAIR_SEARCH, PREFLIGHT, SEARCH, TIMING
 
@@ -51,7 +51,7 @@ def test_violation_outside_the_fixed_patterns_is_found():
 
 def test_bug_in_the_middle_of_the_domain_needs_the_random_and_local_search():
     space = search(length=5, low=0, high=10, integer=True, **FAST)
-    assert not any(4 <= x[3] <= 6 or 4 <= x[3] + s[3] <= 6 for x, s in _structured(space))
+    assert not any(4 <= x[3] <= 6 or 4 <= x[3] + s[3] <= 6 for x, s in structured_pairs(space))
     res = dpverify.audit(mid_gated, pairs=space, epsilon=0.5, samples=1 << 14, seed=5, n_jobs=1)
     assert res.verdict == "violation"
     d, d_prime = np.asarray(res.witness.D), np.asarray(res.witness.D_prime)
@@ -142,8 +142,8 @@ def test_search_seeds_never_meet_the_audits(monkeypatch):
 def test_every_candidate_is_a_neighbouring_pair_in_the_domain(relation, integer, low, high):
     space = search(length=4, low=low, high=high, relation=relation, integer=integer)
     rng = np.random.default_rng(0)
-    pairs = _structured(space) + _random(space, rng, 200)
-    pairs += [_mutate(space, rng, *pairs[i % len(pairs)]) for i in range(400)]
+    pairs = structured_pairs(space) + random_pairs(space, rng, 200)
+    pairs += [mutate_pair(space, rng, *pairs[i % len(pairs)]) for i in range(400)]
     for x, s in pairs:
         d_prime = x + s
         assert np.all((low <= x) & (x <= high) & (low <= d_prime) & (d_prime <= high))
@@ -186,7 +186,7 @@ def test_search_stops_at_its_share_of_the_time_and_still_returns_pairs(monkeypat
     rounds = (clock.readings - 1) - 1 - 3   # the last reading is the one that stops it
     assert rounds == 6, clock.readings
     first_phase = found.evaluated - rounds * max(8, space.candidates // 4)
-    assert 0 < first_phase <= len(input_search._structured(space)) + space.candidates
+    assert 0 < first_phase <= len(input_search.structured_pairs(space)) + space.candidates
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -211,7 +211,8 @@ def test_a_search_domain_where_a_list_is_needed_says_what_to_do():
     assert isinstance(space, PairSearch) and space.distance == 1
     with pytest.raises(InvalidPairsError, match="find_pairs"):
         normalize(space)
+    renyi_claim = dpverify.mechanism(rdp=(2.0, 0.5))(honest)  # audited by one event, no search
     with pytest.raises(InvalidPairsError, match="find_pairs"):
-        dpverify.engine.audit_rdp(honest, rdp=(2.0, 0.5), pairs=space, samples=1 << 12)
+        dpverify.audit(renyi_claim, pairs=space, samples=1 << 12)
     with pytest.raises(InvalidPairsError, match="dpverify.pairs.search"):
         find_pairs(honest, all_differ(2))

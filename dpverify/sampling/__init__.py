@@ -1,0 +1,36 @@
+"""Chunked, seeded, parallel runs of a mechanism on one input.
+
+Reproducibility: every chunk draws from its own `SeedSequence(seed, spawn_key=(pair, side,
+stage, purpose, chunk))`; a coupled chunk puts COUPLED_SIDES in place of the side, so M(D) and
+M(D') draw it from the same seed (common random numbers) while different chunks stay
+independent. Chunk boundaries depend only on the sample count, never on `n_jobs` or the
+backend, so one seed gives the same result however the work is spread.
+Memory: a certifying chunk returns only its event counts; a search chunk returns its encoded
+outputs, and the engine caps how many search outputs it keeps.
+
+Modules:
+- `chunks`:  ChunkTask, split_into_chunks, the purposes (SEARCH, CERTIFY, PREFLIGHT,
+             PAIR_SEARCH, TIMING, ILLUSTRATE) that keep seed streams apart, poisson_sample_size;
+- `draw`:    one chunk: draw_outputs (the mechanism's runs) and run_chunk (drawn and encoded);
+- `sampler`: the Sampler, which runs chunks in parallel (joblib threads or loky processes, or
+             dask) and turns worker failures into dpverify errors;
+- `checks`:  the pre-flight (check_uses_rng, check_chunks_differ) and checked_search_samples;
+- `memory`:  return_freed_memory.
+"""
+from .checks import (REPEAT_PROBE_CHUNKS, REPEAT_PROBE_RUNS, check_chunks_differ,
+                     check_uses_rng, checked_search_samples)
+from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, PAIR_SEARCH, PREFLIGHT, SAMPLE_SIZE,
+                     SEARCH, TIMING, ChunkTask, describe_task, poisson_sample_size,
+                     split_into_chunks)
+from .draw import ChunkSeconds, describe_input, draw_outputs, run_chunk
+from .memory import return_freed_memory
+from .sampler import BACKENDS, RunSeconds, Sampler
+
+__all__ = [
+    "BACKENDS", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "PAIR_SEARCH", "PREFLIGHT",
+    "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE", "SEARCH", "TIMING",
+    "ChunkSeconds", "ChunkTask", "RunSeconds", "Sampler", "check_chunks_differ",
+    "check_uses_rng", "checked_search_samples", "describe_input", "describe_task",
+    "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",
+    "split_into_chunks",
+]

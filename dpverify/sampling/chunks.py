@@ -1,0 +1,84 @@
+"""Chunks of runs and their seeds.
+
+A chunk is `size` runs of the mechanism on one input of one pair. Each chunk draws from its own
+`SeedSequence(seed, spawn_key=(pair, side, stage, purpose, chunk))`, so the purpose constants
+below keep the samples of different jobs (searching, certifying, pre-flight, ...) independent
+whatever their stage and pair numbers. Chunk boundaries depend only on the sample count, never
+on `n_jobs` or the backend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Purposes: the fourth entry of a chunk's spawn key.
+SEARCH, CERTIFY, PREFLIGHT = 0, 1, 2
+# Input search (input_search.py) draws under its own purpose, so its chunks never share a seed
+# with an audit's search, certifying or pre-flight chunks, whatever their stage and pair numbers.
+PAIR_SEARCH = 3
+# The Poisson number of certifying runs per input (`poisson_sample_size`) has a stream of its own.
+SAMPLE_SIZE = 4
+# A certifying stage's pilot (certify.pilot): runs that time the stage and choose its
+# certificate, then are discarded, under a purpose of their own so they never share a seed with a
+# certifying chunk.
+TIMING = 5
+# The illustrative sample of a witness's event (evidence.collect_examples): fresh runs drawn after
+# the audit to show which outputs the event holds; never counted in a certificate.
+ILLUSTRATE = 6
+# The spawn-key "side" of a coupled chunk, shared by both inputs (never 0 or 1, so a coupled
+# chunk never shares a seed with an uncoupled one).
+COUPLED_SIDES = 2
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """One unit of parallel work: `size` runs of the mechanism on input `side` of pair `pair`."""
+
+    pair: int
+    side: int
+    stage: int
+    purpose: int
+    index: int
+    start: int
+    size: int
+    # common random numbers: both inputs of the pair draw this chunk from the same seed
+    # (the coupled certificate, stats.coupled_epsilon_bound)
+    coupled: bool = False
+
+    def seed_sequence(self, root_seed: int) -> np.random.SeedSequence:
+        """The chunk's own seed: (pair, side, stage, purpose, index) spawned from `root_seed`;
+        a coupled chunk puts COUPLED_SIDES in place of its side."""
+        side = COUPLED_SIDES if self.coupled else self.side
+        return np.random.SeedSequence(
+            entropy=root_seed,
+            spawn_key=(self.pair, side, self.stage, self.purpose, self.index))
+
+
+def split_into_chunks(n: int, chunk_size: int, **task_fields) -> list[ChunkTask]:
+    """Cut n samples into chunks of at most chunk_size (the last one shorter)."""
+    tasks = []
+    for index, start in enumerate(range(0, n, chunk_size)):
+        tasks.append(ChunkTask(index=index, start=start, size=min(chunk_size, n - start),
+                               **task_fields))
+    return tasks
+
+
+def poisson_sample_size(root_seed: int, mean: int, pair: int, side: int, stage: int) -> int:
+    """How many certifying runs input `side` of pair `pair` gets at `stage`: N ~ Poisson(mean).
+
+    With a Poisson number of runs the hits of an event are Poisson(mean·p) and independent
+    between the inputs, so given the total hits k_p + k_q the hits under D are exactly
+    Binomial(k_p + k_q, p/(p + q)) — the one-bound ratio test of `stats.ratio_epsilon_bound`.
+    N comes from its own seed stream, so it is independent of every output."""
+    seq = np.random.SeedSequence(entropy=root_seed, spawn_key=(pair, side, stage, SAMPLE_SIZE, 0))
+    return int(np.random.default_rng(seq).poisson(mean))
+
+
+def describe_task(task: ChunkTask) -> str:
+    """The chunk in words, for error messages: stage, purpose, pair, input, chunk, samples."""
+    purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
+               PAIR_SEARCH: "input search", TIMING: "pilot"}[task.purpose]
+    side = ("D", "D'")[task.side]
+    return (f"stage {task.stage} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
+            f"(samples {task.start}..{task.start + task.size - 1})")
