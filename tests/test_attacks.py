@@ -52,10 +52,10 @@ def test_pair_ranking_is_not_taken_in_by_a_far_tail_with_a_few_hits():
     """A threshold with 5 hits under one input and none under the other promises nearly any
     bound once shrunk by only one standard error; it must not outrank a solid event (13% of
     runs at log-ratio 0.05)."""
-    from dpverify.attacks import _potentials
+    from dpverify.attacks import potentials
     m, n_final, level = np.array([87_296]), 1 << 26, 0.05 / 4
-    [tail] = _potentials(np.array([5]), m, np.array([0]), m, n_final, 0.0, level, [0, 1])
-    [solid] = _potentials(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level,
+    [tail] = potentials(np.array([5]), m, np.array([0]), m, n_final, 0.0, level, [0, 1])
+    [solid] = potentials(np.array([11_349]), m, np.array([10_795]), m, n_final, 0.0, level,
                           [0, 1])
     assert solid > 0.03
     assert tail < solid
@@ -119,25 +119,35 @@ def test_linear_score_counts_absent_coordinates_as_zero(absent):
     np.testing.assert_allclose(LinearScore(w).score(enc), expected, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.float64, np.bool_])
-def test_row_hash_equals_its_zero_padded_definition(dtype):
-    """The structured-view words of `row_hash` must give the padded definition's values for
-    every row width (search and certifying chunks must agree on keys)."""
-    from dpverify.encoding import _MIX, _MULT, _row_words_padded, row_hash
-    rng = np.random.default_rng(2)
-    for width in range(1, 27):
-        rows = rng.integers(-3, 3, (500, width)).astype(dtype)
-        b = rows.view(np.uint8).reshape(500, -1)
-        h = np.full(500, np.uint64(-(-b.shape[1] // 8) * 8), dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for w in _row_words_padded(b):
-                h = (h ^ w) * _MULT
-                h ^= h >> np.uint64(31)
-                h *= _MIX
-                h ^= h >> np.uint64(29)
-        np.testing.assert_array_equal(row_hash(rows), h.view(np.int64))
-        # and distinct rows get distinct keys
-        assert len(np.unique(row_hash(rows))) == len(np.unique(rows, axis=0))
+def test_log_ratio_by_value_is_the_add_half_estimate_over_the_values_seen():
+    """Cells are the distinct labels (plus one for labels seen in neither sample); each value's
+    ratio is ln[(c_a + ½)/(n_a + ½k)] − ln[(c_b + ½)/(n_b + ½k)] with k = #values + 1."""
+    from dpverify.attacks import log_ratio_by_value, lookup_log_ratio
+    learned = log_ratio_by_value(np.array([3, 3, 3, 7]), np.array([7, 7, 9]))
+    np.testing.assert_array_equal(learned.values, [3, 7, 9])
+    np.testing.assert_array_equal(learned.counts_a, [3, 1, 0])
+    np.testing.assert_array_equal(learned.counts_b, [0, 2, 1])
+    k = 4
+    expected = (np.log((np.array([3, 1, 0]) + 0.5) / (4 + 0.5 * k))
+                - np.log((np.array([0, 2, 1]) + 0.5) / (3 + 0.5 * k)))
+    np.testing.assert_allclose(learned.log_ratio, expected, rtol=1e-15)
+    # an unseen label scores 0, a seen one its ratio
+    np.testing.assert_array_equal(lookup_log_ratio(learned.values, learned.log_ratio,
+                                                   np.array([9, 5, 3, 100])),
+                                  [expected[2], 0.0, expected[0], 0.0])
+
+
+def test_models_without_a_shortcut_or_a_loss_view_say_so():
+    """The optional capabilities have a "not supported" default: a half-line has no fast event
+    and no privacy-loss distribution, and its events are then computed from its scores."""
+    from dpverify.attacks import Coordinate
+    x = np.random.default_rng(4).normal(size=1000)
+    enc = _encoded(x)
+    model = Coordinate(0)
+    assert model.fast_hits(enc, 1, 0.0) is None
+    assert model.privacy_loss(1) is None
+    cand = Candidate(0, 0, model, -1, -0.2, 0.0, (0, 1, 0, 1))
+    np.testing.assert_array_equal(cand.hits(enc), x <= 0.2)
 
 
 def test_few_valued_outputs_get_the_discrete_models_only():
@@ -180,7 +190,7 @@ def test_each_direction_gets_the_threshold_its_own_sweeps_plan_best(seed):
     event must still be the threshold with the largest expected bound over that direction's
     two sweeps, planned one sweep at a time. Scores: D shifted right of D' with a heavy left
     tail under D', so both signs carry events and the two directions differ."""
-    from dpverify.attacks import (Coordinate, ScoredModel, _candidate_thresholds, best_events,
+    from dpverify.attacks import (Coordinate, ScoredModel, best_events, candidate_thresholds,
                                   count_at_least)
     from dpverify.stats import expected_bound_and_method
     rng = np.random.default_rng(seed)
@@ -194,7 +204,7 @@ def test_each_direction_gets_the_threshold_its_own_sweeps_plan_best(seed):
         best = None
         for sign in (1, -1):
             va, vb = (a, b) if sign > 0 else (-a[::-1], -b[::-1])
-            t = _candidate_thresholds(va, vb)
+            t = candidate_thresholds(va, vb)
             ka, kb = count_at_least(va, t), count_at_least(vb, t)
             kp, mp, kq, mq = (ka, m_a, kb, m_b) if direction == 0 else (kb, m_b, ka, m_a)
             expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n, 0.0, level)

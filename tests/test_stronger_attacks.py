@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpverify
-from dpverify.attacks import _whitening, float_bit_pattern
+from dpverify.attacks import float_bit_pattern, whitening
 from dpverify.report import markdown
 from mechanisms_under_test.dpsniper import DPSNIPER, TRUE_EPSILON_DPSNIPER
 from mechanisms_under_test.floating_point import (FLOATING, TRUE_EPSILON_FLOATING,
@@ -80,7 +80,7 @@ def test_whitening_turns_running_sums_into_increments():
     rng = np.random.default_rng(5)
     increments = rng.laplace(0, 10, size=(200_000, 6))
     sums = np.cumsum(increments, axis=1)
-    transform = _whitening(sums)
+    transform = whitening(sums)
     assert transform is not None
     recovered = (sums - sums.mean(axis=0)) @ transform.T
     corr = np.corrcoef(recovered, rowvar=False)
@@ -88,7 +88,7 @@ def test_whitening_turns_running_sums_into_increments():
     # each recovered coordinate is (up to scale) one increment
     for j in range(6):
         assert abs(np.corrcoef(recovered[:, j], increments[:, j])[0, 1]) > 0.99
-    assert _whitening(increments) is None  # already uncorrelated: left alone
+    assert whitening(increments) is None  # already uncorrelated: left alone
 
 
 def test_prefix_sum_bound_beats_published_and_stays_below_truth():

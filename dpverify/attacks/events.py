@@ -1,0 +1,111 @@
+"""Candidate events S = {sign · s(o) ≥ t} and the threshold grids counted around them.
+
+A `Candidate` is what the search hands to certification: one pair, one direction, one score
+model and one threshold, chosen on the search sample and counted on a fresh certifying sample
+(docs/theory.md §2). Its optional grid of thresholds is counted alongside, for the trade-off
+curve (`curve_grid`) or to re-choose the threshold on fresh counts (`tuning_grid`, `Tuning`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..encoding import Encoded
+from .base import ScoreModel
+
+TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
+
+
+class Tuning(NamedTuple):
+    """A tracked candidate's threshold grid counted on a fresh sample: k_p of m_p draws under P
+    and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
+    blocks (common random numbers), the paired variance of each threshold's log-ratio estimate
+    (stats.paired_variance_from_blocks), else None (independent samples)."""
+
+    thresholds: np.ndarray
+    k_p: np.ndarray
+    k_q: np.ndarray
+    m_p: int
+    m_q: int
+    variance: np.ndarray | None = None
+
+
+@dataclass
+class Candidate:
+    """An event S = {sign · s(o) ≥ threshold} for one pair, tested in one direction.
+
+    direction 0: P = M(D), Q = M(D');  direction 1: P = M(D'), Q = M(D).
+    """
+
+    pair: int
+    direction: int
+    model: ScoreModel
+    sign: int
+    threshold: float
+    expected_epsilon: float
+    search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
+    potential: float = -np.inf  # best expected bound of this model at the final sample size
+    grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
+    tuning: Tuning | None = None  # threshold-tuning counts on a fresh sample (`retune`)
+    # certify with the one-bound ratio test (δ = 0, stats.ratio_epsilon_bound) instead of two
+    # Clopper–Pearson bounds; chosen with the threshold, on the same search or tuning counts
+    ratio_test: bool = False
+    # certify on common random numbers (stats.coupled_epsilon_bound); chosen on a coupled pilot
+    # drawn before the certifying sample (certify.pilot.choose_coupling)
+    coupled: bool = False
+
+    def hits(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
+        """Which outputs fall in the event; `score`: the model's scores of enc, if known (else
+        the model's `fast_hits` shortcut is tried before scoring)."""
+        if score is None:
+            hit = self.model.fast_hits(enc, self.sign, self.threshold)
+            if hit is not None:
+                return hit
+        with np.errstate(invalid="ignore"):
+            return self.sign * (self.model.score(enc) if score is None else score) >= self.threshold
+
+    def describe(self) -> str:
+        return self.model.describe(self.sign, self.threshold)
+
+    def signed_scores(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
+        """sign · s(o) per output, −∞ where the score is NaN (never in the event)."""
+        s = self.model.score(enc) if score is None else score
+        return np.where(np.isnan(s), -np.inf, self.sign * s)
+
+    def grid_counts(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
+        """#{sign·s ≥ t} for every t of the (ascending) grid."""
+        idx = np.searchsorted(self.grid, self.signed_scores(enc, score), side="right")
+        tail = np.cumsum(np.bincount(idx, minlength=len(self.grid) + 1)[::-1])[::-1]
+        return tail[1:]
+
+
+def curve_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 48) -> np.ndarray:
+    """Thresholds for a trade-off curve, from SEARCH data: quantiles of the pooled signed score,
+    dense in both tails, plus the event's own threshold."""
+    v = np.concatenate([cand.signed_scores(a), cand.signed_scores(b)])
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.array([cand.threshold])
+    tail = np.geomspace(1e-4, 0.5, points // 3)
+    levels = np.unique(np.concatenate([tail, np.linspace(0, 1, points // 3), 1 - tail]))
+    return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))
+
+
+def tuning_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 160) -> np.ndarray:
+    """Thresholds to re-count on a larger tuning sample: every distinct signed score when there
+    are few, else pooled quantiles of the search sample, dense in the favoured tail (where the
+    events a large certifying sample can use live), plus the event's own threshold."""
+    step = max(1, (len(a) + len(b)) // TUNING_GRID_SAMPLE)  # a thinned sample is plenty
+    v = np.concatenate([cand.signed_scores(a.take(slice(None, None, step))),
+                        cand.signed_scores(b.take(slice(None, None, step)))])
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.array([cand.threshold])
+    distinct = np.unique(v)
+    if distinct.size <= points:
+        return np.unique(np.concatenate([distinct, [cand.threshold]]))
+    tail = 1 - np.geomspace(2.0 / v.size, 0.5, points // 2)
+    levels = np.unique(np.concatenate([tail, np.linspace(0, 1, points // 4)]))
+    return np.unique(np.concatenate([np.quantile(v, levels), [cand.threshold]]))

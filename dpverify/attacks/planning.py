@@ -1,0 +1,253 @@
+"""Choosing each model's events: thresholds planned for the bound a certifying sample will give.
+
+A model learned on one half of the search sample scores the other half (the selection half,
+`score_selection`); every threshold t of {sign · s ≥ t} is then judged by the bound a certifying
+sample of the planned size is expected to certify with its rates, shrunk a few standard errors
+so that the winner's curse does not pick a threshold whose rate was merely lucky
+(stats.expected_bound_and_method; on a paired search sample, with paired standard errors:
+stats.expected_paired_bound_and_method). So no fixed probability floor caps the bound, and the
+certifying sample is never seen here (docs/theory.md §2).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from ..encoding import Encoded
+from ..stats import (coupled_block_size, expected_bound_and_method,
+                     expected_paired_bound_and_method, paired_log_ratio_variance)
+from .base import ScoreModel
+from .events import Candidate, Tuning
+
+SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors before planning
+# ...but only this many when ranking pairs (`Candidate.potential`): a pair whose best event is
+# rare would otherwise lose to pairs with frequent, weaker events long before its rate is known
+PROMISE_SHRINK_Z = 1.0
+# Re-choosing a threshold on the previous stage's certifying counts (`retune`): those counts are
+# fresh (the model was not fitted on them) and, from the stage before last at the default
+# budget on, at least as large as the search sample's selection half, so a milder shrink than
+# the search's 2σ, but only thresholds whose event was hit at least TUNING_MIN_HITS times under
+# the favoured input.
+TUNING_SHRINK_Z = 1.5
+TUNING_MIN_HITS = 100
+# On a paired sample a threshold's ratio is known so well that the planner's pick among
+# thousands of thresholds is ruled by their estimates' noise (the winner's curse) more than by
+# their certifying precision; paired estimates are shrunk this many more standard errors.
+PAIRED_EXTRA_Z = 1.0
+ALL_DISTINCT_UP_TO = 4096  # a sample of at most this many scores offers every one as threshold
+
+
+@dataclass
+class ScoredModel:
+    """A learned model with its scores on the selection half of the search sample, sorted
+    ascending (NaN, "never in the event", left out; m_a and m_b still count it): all that
+    `best_events` needs to choose thresholds for any certifying size. On a paired search sample
+    (row i of both inputs drawn from one seed) also the sorted row-wise minimum and maximum of
+    the two scores: #{min ≥ t} counts the rows in {s ≥ t} under both inputs, #{max ≤ t} those in
+    {s ≤ t}, which is what the paired standard error needs (stats.paired_log_ratio_variance)."""
+
+    model: ScoreModel
+    sorted_a: np.ndarray
+    sorted_b: np.ndarray
+    m_a: int
+    m_b: int
+    sorted_min: np.ndarray | None = None
+    sorted_max: np.ndarray | None = None
+
+
+def _sorted_present(scores: np.ndarray) -> np.ndarray:
+    """The scores that are not NaN, ascending (numpy sorts NaN last, and its binary search
+    places NaN there too: one sort, no masked copy)."""
+    ordered = np.sort(scores)
+    return ordered[:np.searchsorted(ordered, np.nan, side="left")]
+
+
+def score_selection(model: ScoreModel, sel_a: Encoded, sel_b: Encoded,
+                    paired: bool = False) -> ScoredModel:
+    """`model`'s sorted scores on the selection half (a ~ M(D), b ~ M(D')); `paired`: row i of
+    both shares its random numbers, so the row-wise minimum and maximum are kept too."""
+    s_a, s_b = model.score(sel_a), model.score(sel_b)
+    if not (paired and len(s_a) == len(s_b)):
+        return ScoredModel(model, _sorted_present(s_a), _sorted_present(s_b), len(s_a), len(s_b))
+    # np.minimum/np.maximum propagate NaN: a row outside every event under one input is
+    # never in an event under both
+    return ScoredModel(model, _sorted_present(s_a), _sorted_present(s_b), len(s_a), len(s_b),
+                       _sorted_present(np.minimum(s_a, s_b)),
+                       _sorted_present(np.maximum(s_a, s_b)))
+
+
+def candidate_thresholds(sorted_a: np.ndarray, sorted_b: np.ndarray) -> np.ndarray:
+    """Thresholds to try, ascending: every distinct finite value when there are few, else each
+    sample's order statistics on a grid that is dense in both tails (where the large ratios
+    live)."""
+    parts = []
+    for v in (sorted_a, sorted_b):
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            continue
+        m = v.size
+        if m <= ALL_DISTINCT_UP_TO:
+            parts.append(v)
+            continue
+        tail = np.geomspace(1.0, m / 2, 256)
+        idx = np.concatenate([tail, np.linspace(0, m - 1, 513), m - 1 - tail])
+        parts.append(v[np.clip(idx.astype(np.int64), 0, m - 1)])
+    if not parts:
+        return np.empty(0)
+    return np.unique(np.concatenate(parts))
+
+
+def count_at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """#{v ≥ t} for each threshold t, over ascending `sorted_values`."""
+    return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")
+
+
+def expected_bounds(kp, mp, kq, mq, variance, n, delta, level, shrink_z, chunk_size):
+    """Expected certified bound at n and the ratio-test choice, per threshold with k_p of m_p
+    and k_q of m_q hits: from independent rates shrunk `shrink_z` standard errors, or, on a
+    paired sample (`variance`: each estimate's paired variance), shrunk PAIRED_EXTRA_Z more,
+    with the coupled certificate planned where a chunk size is given."""
+    if variance is None:
+        return expected_bound_and_method(kp, mp, kq, mq, n, delta, level, shrink_z)
+    return expected_paired_bound_and_method(kp, kq, mp, n, delta, level,
+                                            shrink_z + PAIRED_EXTRA_Z, variance,
+                                            coupled_block_size(n, chunk_size)
+                                            if chunk_size else 0)
+
+
+class Sweep(NamedTuple):
+    """One (sign, direction) sweep of a model's thresholds with their counts on the selection
+    half: k_p of m_p under P, k_q of m_q under Q, k_both of the paired rows in both (or None)."""
+
+    sign: int
+    direction: int
+    thresholds: np.ndarray
+    k_p: np.ndarray
+    m_p: int
+    k_q: np.ndarray
+    m_q: int
+    k_both: np.ndarray | None
+
+
+def threshold_sweeps(scored: ScoredModel) -> list[Sweep]:
+    """The four (sign, direction) sweeps of a scored model. The sign −1 order is the reversed,
+    negated sign +1 one, so each score is sorted once; direction 1 swaps the two inputs."""
+    m_a, m_b = scored.m_a, scored.m_b
+    paired = scored.sorted_min is not None
+    sweeps = []
+    for sign in (1, -1):
+        va, vb = ((scored.sorted_a, scored.sorted_b) if sign > 0
+                  else (-scored.sorted_a[::-1], -scored.sorted_b[::-1]))
+        thresholds = candidate_thresholds(va, vb)
+        if thresholds.size == 0:
+            continue
+        ka = count_at_least(va, thresholds)
+        kb = count_at_least(vb, thresholds)
+        kab = (None if not paired else count_at_least(
+            scored.sorted_min if sign > 0 else -scored.sorted_max[::-1], thresholds))
+        sweeps += [Sweep(sign, 0, thresholds, ka, m_a, kb, m_b, kab),
+                   Sweep(sign, 1, thresholds, kb, m_b, ka, m_a, kab)]
+    return sweeps
+
+
+def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, level: float,
+                n_final: int, chunk_size: int = 0) -> list[Candidate]:
+    """For each direction, the threshold maximising the expected certified bound on the
+    selection half at this stage's certifying size; `potential` records the best at the final
+    size. The four (sign, direction) threshold sweeps are planned in one call per figure: on the
+    small samples of the first stages, per-call overhead, not arithmetic, is what search costs.
+    On a paired selection sample the rates are shrunk by paired standard errors and the
+    coupled certificate is planned too (`chunk_size`: the certifying chunk, which sets its
+    blocks; 0 plans independent certificates only)."""
+    sweeps = threshold_sweeps(scored)
+    if not sweeps:
+        return []
+    paired = scored.sorted_min is not None
+    kp = np.concatenate([w.k_p for w in sweeps])
+    kq = np.concatenate([w.k_q for w in sweeps])
+    mp = np.concatenate([np.full(len(w.thresholds), w.m_p) for w in sweeps])
+    mq = np.concatenate([np.full(len(w.thresholds), w.m_q) for w in sweeps])
+    variance = (paired_log_ratio_variance(kp, kq, np.concatenate([w.k_both for w in sweeps]))
+                if paired else None)
+    expected, ratio = expected_bounds(kp, mp, kq, mq, variance, n_certify, delta, level,
+                                      SEARCH_SHRINK_Z, chunk_size)
+    promised = potentials(kp, mp, kq, mq, n_final, delta, level,
+                          np.cumsum([0] + [len(w.thresholds) for w in sweeps]),
+                          cautious=expected if n_final == n_certify else None,
+                          variance=variance, chunk_size=chunk_size)
+    return _best_per_direction(scored.model, pair, sweeps, expected, ratio, promised)
+
+
+def _best_per_direction(model, pair, sweeps, expected, ratio, promised) -> list[Candidate]:
+    """Per direction, the event of the sweep threshold with the largest expected bound (the
+    first such sweep on ties), with the largest potential of that direction's sweeps."""
+    best = {0: None, 1: None}
+    stop = 0
+    for w, potential in zip(sweeps, promised):
+        start, stop = stop, stop + len(w.thresholds)
+        i = int(np.argmax(expected[start:stop]))
+        if best[w.direction] is None or expected[start + i] > best[w.direction].expected_epsilon:
+            best[w.direction] = Candidate(pair, w.direction, model, w.sign,
+                                          float(w.thresholds[i]), float(expected[start + i]),
+                                          (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q), potential,
+                                          ratio_test=bool(ratio[start + i]))
+        elif potential > best[w.direction].potential:
+            best[w.direction].potential = potential
+    return [best[d] for d in (0, 1) if best[d] is not None]
+
+
+def potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None, variance=None,
+               chunk_size=0) -> list[float]:
+    """What a score promises at the final size, to rank pairs, for each sweep of thresholds
+    kp[bounds[i]:bounds[i+1]]: the best expected bound over its thresholds, shrunk by
+    SEARCH_SHRINK_Z standard errors, or by PROMISE_SHRINK_Z only where at least
+    TUNING_MIN_HITS outputs are in the event (with a handful of hits, a far-tail threshold
+    shrunk by one standard error still promises nearly anything). `cautious`: the
+    SEARCH_SHRINK_Z figures at n_final when the caller already has them; `variance`: the
+    paired variances of a paired sample (`expected_bounds`)."""
+    if cautious is None:
+        cautious = expected_bounds(kp, mp, kq, mq, variance, n_final, delta, level,
+                                   SEARCH_SHRINK_Z, chunk_size)[0]
+    enough = np.asarray(kp) >= TUNING_MIN_HITS
+    hopeful = np.full(len(kp), -np.inf)
+    if enough.any():
+        hopeful[enough] = expected_bounds(kp[enough], mp[enough], kq[enough], mq[enough],
+                                          None if variance is None else variance[enough],
+                                          n_final, delta, level, PROMISE_SHRINK_Z, chunk_size)[0]
+    out = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        best = float(np.max(cautious[start:stop]))
+        if enough[start:stop].any():
+            best = float(max(best, np.max(hopeful[start:stop][enough[start:stop]])))
+        out.append(best)
+    return out
+
+
+def pair_events(pair: int, learned: list[ScoredModel], n_certify: int, delta: float,
+                level: float, n_final: int | None = None,
+                chunk_size: int = 0) -> list[Candidate]:
+    """Each learned model's best event per direction for a certifying sample of n_certify
+    (`chunk_size`: see `best_events`)."""
+    return [c for scored in learned
+            for c in best_events(scored, pair, n_certify, delta, level, n_final or n_certify,
+                                 chunk_size)]
+
+
+def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level: float,
+           chunk_size: int = 0) -> Candidate:
+    """The candidate with its threshold re-chosen on its tuning counts: the one whose expected
+    certified bound at n_certify is largest (on paired counts, planned as `best_events` plans
+    a paired search: paired standard errors, and the coupled certificate with `chunk_size`)."""
+    thresholds, k_p, k_q, m_p, m_q, variance = tuning = Tuning(*tuning)
+    expected, ratio = expected_bounds(k_p, m_p, k_q, m_q, variance if m_p == m_q else None,
+                                      n_certify, delta, level, TUNING_SHRINK_Z, chunk_size)
+    enough = np.asarray(k_p) >= TUNING_MIN_HITS
+    if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
+        expected = np.where(enough, expected, -np.inf)
+    i = int(np.argmax(expected))
+    # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
+    # `search_counts` also stay: they decide when search has converged (pipeline.search.precise_enough)
+    return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
+                   grid=None, tuning=tuning, ratio_test=bool(ratio[i]))
