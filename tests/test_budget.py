@@ -1,6 +1,6 @@
 """Time-budgeted measurement runs (`audit(seconds=...)`): the projection arithmetic of
-dpverify.budget, and the engine's wiring — checked on structure (which stage certifies, with
-what α and how many runs), never on how long a run took."""
+dpverify.pipeline.budget, and the pipeline's wiring — checked on structure (which stage
+certifies, with what α and how many runs), never on how long a run took."""
 import math
 import time
 
@@ -9,8 +9,8 @@ from scipy.stats import binom
 
 import dpverify
 from dpverify import InvalidClaimError
-from dpverify.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
-                             search_rows)
+from dpverify.pipeline.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
+                                      search_rows)
 from dpverify.result import COUPLED
 from dpverify.sampling import CERTIFY, SEARCH, TIMING, Sampler
 from mechanisms_under_test.basic import make_laplace

@@ -120,11 +120,10 @@ def test_certifying_runs_are_poisson_and_the_ratio_test_certifies_pure_claims(mo
     the two inputs' counts differ, stay within 5 standard deviations of the stage's size, and
     the witness of a δ = 0 audit is certified by the conditional ratio test (with common random
     numbers ruled out: they would certify this Laplace more tightly)."""
-    import dpverify.engine as engine
+    from dpverify.pipeline import Settings, audit_with_settings
     from dpverify.result import RATIO_TEST, TWO_BOUNDS
-    monkeypatch.setattr(engine, "MIN_COUPLED_HITS_PER_BLOCK", math.inf)
-    res = dpverify.audit(laplace, pairs=[(0.0, 1.0)], epsilon=0.5, samples=1 << 16, seed=3,
-                         stop_early=False, n_jobs=1)
+    res = audit_with_settings(laplace, Settings(coupling="never"), pairs=[(0.0, 1.0)],
+                              epsilon=0.5, samples=1 << 16, seed=3, stop_early=False, n_jobs=1)
     w = res.witness
     size = 1 << (10 + 2 * (w.stage - 1))  # stage j certifies 2^10·4^(j−1) per input
     assert w.samples_D != w.samples_D_prime
@@ -143,17 +142,17 @@ def test_measurement_runs_certify_the_best_tuned_and_the_best_searched_event():
     sample may see a rare event the tracked grids are too thin for) are both certified, each at
     α/(2K), whatever their planned bounds."""
     from dpverify.attacks import Candidate, Coordinate
-    from dpverify.engine import _hedged
+    from dpverify.pipeline.selection import hedged
 
     def cand(pair, expected, counts):
         return Candidate(pair, 0, Coordinate(0), 1, 0.0, expected, counts)
 
     tuned = [cand(0, 0.02, (5, 10, 1, 10)), cand(0, 0.05, (6, 10, 1, 10))]
     searched = [cand(1, 0.30, (7, 10, 1, 10)), cand(1, 0.20, (8, 10, 1, 10))]
-    chosen = _hedged(tuned, searched, 2)
+    chosen = hedged(tuned, searched, 2)
     assert [c.expected_epsilon for c in chosen] == [0.05, 0.30]
     # with K = 3 the next in turn is the second tuned one, even though a searched one plans higher
-    assert [c.expected_epsilon for c in _hedged(tuned, searched, 3)] == [0.05, 0.30, 0.02]
+    assert [c.expected_epsilon for c in hedged(tuned, searched, 3)] == [0.05, 0.30, 0.02]
 
 
 def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_rest_lag():
@@ -162,7 +161,7 @@ def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_
     estimate (the best of a grid is a winner's-curse pick) — and a searched event expected
     above the best tuned one always keeps the hedge (its tail threshold may be luck)."""
     from dpverify.attacks import Candidate, Coordinate, retune
-    from dpverify.engine import _concentrate, _tuning_standard_error
+    from dpverify.pipeline.selection import concentrate, tuning_standard_error
 
     grid = (np.array([0.0, 1.0, 2.0]), np.array([600_000, 200_000, 30_000]),
             np.array([500_000, 150_000, 20_000]), 10_000_000, 10_000_000)
@@ -173,29 +172,29 @@ def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_
     def searched(expected):
         return Candidate(1, 0, Coordinate(1), 1, 0.0, expected, (7, 10, 1, 10))
 
-    alone = _concentrate([tuned, searched(tuned.expected_epsilon - 0.05)], n, 0.0, 2 * level)
+    alone = concentrate([tuned, searched(tuned.expected_epsilon - 0.05)], n, 0.0, 2 * level)
     assert len(alone) == 1 and alone[0].tuning is not None
     assert alone[0].expected_epsilon > tuned.expected_epsilon  # re-chosen for all of α
     gain = alone[0].expected_epsilon - tuned.expected_epsilon
     close = searched(tuned.expected_epsilon - gain / 2)
-    assert _concentrate([tuned, close], n, 0.0, 2 * level) == [tuned, close]
-    se = _tuning_standard_error(tuned)
+    assert concentrate([tuned, close], n, 0.0, 2 * level) == [tuned, close]
+    se = tuning_standard_error(tuned)
     assert se == pytest.approx(math.sqrt(1 / 30_000 + 1 / 20_000))  # at its threshold, 2.0
     noisy = searched(tuned.expected_epsilon - 1.5 * se)
-    assert 1.5 * se > gain and _concentrate([tuned, noisy], n, 0.0, 2 * level) == [tuned, noisy]
+    assert 1.5 * se > gain and concentrate([tuned, noisy], n, 0.0, 2 * level) == [tuned, noisy]
     better = searched(tuned.expected_epsilon + 0.05)
-    assert _concentrate([tuned, better], n, 0.0, 2 * level) == [tuned, better]
+    assert concentrate([tuned, better], n, 0.0, 2 * level) == [tuned, better]
     # a lone searched event has no tuning counts to re-choose its threshold on: left as it is
-    assert _concentrate([better], n, 0.0, 2 * level) == [better]
+    assert concentrate([better], n, 0.0, 2 * level) == [better]
     # a lone re-tuned event (its twin merged away) gets its threshold re-chosen for all of α
-    lone = _concentrate([tuned], n, 0.0, 2 * level)
+    lone = concentrate([tuned], n, 0.0, 2 * level)
     assert len(lone) == 1 and lone[0].expected_epsilon > tuned.expected_epsilon
 
 
 def test_events_selecting_the_same_search_outputs_are_certified_once():
     from dpverify.attacks import Candidate, Coordinate
     from dpverify.encoding import encode
-    from dpverify.engine import _same_events_merged
+    from dpverify.pipeline.selection import same_events_merged
 
     a, _ = encode(np.array([0.0, 1.0, 3.0, 4.0]), 4)
     b, _ = encode(np.array([0.0, 0.5, 3.5, 1.0]), 4)
@@ -205,18 +204,18 @@ def test_events_selecting_the_same_search_outputs_are_certified_once():
         return Candidate(0, direction, model or Coordinate(0), 1, threshold, 0.1, (1, 2, 1, 2))
 
     # {x ≥ 2} and {x ≥ 2.5} select the same outputs of both samples; {x ≥ 3.2} does not
-    kept = _same_events_merged([cand(2.0), cand(2.5), cand(3.2), cand(2.5, direction=1)], data)
+    kept = same_events_merged([cand(2.0), cand(2.5), cand(3.2), cand(2.5, direction=1)], data)
     assert [(c.threshold, c.direction) for c in kept] == [(2.0, 0), (3.2, 0), (2.5, 1)]
     # the tracked candidates are the first `most` distinct events, not the first `most` entries
     # (three models retuned onto one SVT4 output once took three of its four tracked places)
     pool = [cand(2.0), cand(2.5), cand(2.2), cand(3.2), cand(2.5, direction=1)]
-    tracked = _same_events_merged(pool, data, most=2)
+    tracked = same_events_merged(pool, data, most=2)
     assert [(c.threshold, c.direction) for c in tracked] == [(2.0, 0), (3.2, 0)]
 
 
 def test_carried_candidates_retuned_onto_one_event_are_tracked_once():
     from dpverify.attacks import Candidate, Coordinate, Tuning
-    from dpverify.engine import _distinct
+    from dpverify.pipeline.selection import distinct
 
     grid = np.array([0.5, 1.0, 2.0])
 
@@ -230,38 +229,35 @@ def test_carried_candidates_retuned_onto_one_event_are_tracked_once():
     b = carried(Coordinate(1), 2.0, [700, 500, 400], [600, 420, 300], (60, 500, 45, 500))
     # same counts at another threshold of its grid, or other counts: another event
     c = carried(Coordinate(2), 1.0, [900, 410, 100], [800, 300, 80], (70, 500, 50, 500))
-    assert _distinct([a, b, c]) == [a, c]
-    assert _distinct([a, replace(b, direction=1), c]) == [a, replace(b, direction=1), c]
+    assert distinct([a, b, c]) == [a, c]
+    assert distinct([a, replace(b, direction=1), c]) == [a, replace(b, direction=1), c]
 
 
 def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch):
     # Once a pair's search sample reaches its cap, later stages draw no search data for it:
     # its models must be reused (not re-learned), and the events chosen from them must be the
     # ones a fresh learning on the same data gives, with thresholds for each stage's own size.
-    from dpverify import engine
     from dpverify.attacks import pair_events
     from dpverify.mechanism import as_mechanism
+    from dpverify.pipeline import Settings, search as search_module
     from dpverify.sampling import Sampler
 
-    monkeypatch.setattr(engine, "SEARCH_CAP", 1 << 12)
     calls = []
-    real_learn = engine.learn_pair
-    monkeypatch.setattr(engine, "learn_pair",
+    real_learn = search_module.learn_pair
+    monkeypatch.setattr(search_module, "learn_pair",
                         lambda *a, **k: calls.append(len(a[0])) or real_learn(*a, **k))
     mech = as_mechanism(laplace)
     pairs = [(0.0, 1.0)]
-    search = {(0, 0): [], (0, 1): []}
-    kept = np.zeros(1, dtype=np.int64)
-    learned = {}
+    search = search_module.Search(1, floating_point=False, paired=True,
+                                  settings=Settings(search_cap=1 << 12))
     with Sampler(mech, pairs, 3, n_jobs=1) as sampler:
-        stages = [engine._search_stage(sampler, search, kept, [0], j, n, 1 << 16, 0.0, 0.01, 2,
-                                       learned=learned)
+        stages = [search.stage(sampler, j, n, 1 << 16, 0.0, 0.01, 2)
                   for j, n in enumerate([1 << 10, 1 << 12, 1 << 14], start=1)]
     # stage 2 fills the cap (1024 + 3072 runs per input); stage 3 draws nothing new
-    assert kept[0] == 1 << 12
+    assert search.kept[0] == 1 << 12
     assert calls == [1 << 10, 1 << 12]
-    # the engine's search samples are paired (row i of both inputs from one seed)
-    fresh = pair_events(0, real_learn(*stages[2].data[0], False, engine.PAIRED_SEARCH),
+    # the pipeline's search samples are paired (row i of both inputs from one seed)
+    fresh = pair_events(0, real_learn(*stages[2].data[0], False, True),
                         1 << 14, 0.0, 0.01, 1 << 16, sampler.chunk_size)
     reused = sorted(stages[2].candidates, key=lambda c: (c.model.kind, c.direction, c.sign))
     fresh = sorted(fresh, key=lambda c: (c.model.kind, c.direction, c.sign))
@@ -272,11 +268,11 @@ def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch
         [c.expected_epsilon for c in stages[1].candidates]
 
 
-# ---- common random numbers (engine._pilot, _choose_coupling; stats.coupled_epsilon_bound) ----
+# ---- common random numbers (certify.pilot; stats.coupled_epsilon_bound) ----
 
 def test_small_stages_keep_independent_samples():
     # below 64 blocks of 2^14 runs a chunk's fixed cost would outweigh what coupling saves
-    from dpverify.engine import coupled_block_size
+    from dpverify.stats import coupled_block_size
     assert coupled_block_size(1 << 19, 1 << 18) == 0
     assert coupled_block_size(1 << 20, 1 << 18) == 1 << 14
     assert coupled_block_size(1 << 26, 1 << 18) == 1 << 18
@@ -290,18 +286,19 @@ def test_only_events_with_enough_disagreements_per_block_are_certified_coupled()
     # event 1 falls back to two Clopper–Pearson bounds, and neither keeps the ratio test (its
     # counts would be dependent).
     from dpverify.attacks import Candidate, Coordinate
-    from dpverify.engine import MIN_COUPLED_HITS_PER_BLOCK, _choose_coupling
+    from dpverify.certify import choose_coupling
+    from dpverify.stats import MIN_COUPLED_HITS_PER_BLOCK
     events = [Candidate(0, 0, Coordinate(0), 1, t, 0.1, (0, 1, 0, 1), ratio_test=True)
               for t in (0.0, 5.0)]
     m = 1 << 16
     rates = {0: (9000, 8150, m, 900, 0.7), 1: (60, 58, m, 30, 1e-6)}
     assert 30 < MIN_COUPLED_HITS_PER_BLOCK < 900
-    out, pairs, block = _choose_coupling(events, rates, 1 << 22, 1 << 18, 0.0, 0.05)
+    out, pairs, block = choose_coupling(events, rates, 1 << 22, 1 << 18, 0.0, 0.05)
     assert pairs == {0} and block == 1 << 16
     assert [c.coupled for c in out] == [True, False]
     assert not any(c.ratio_test for c in out)
     # with the rare event alone nothing couples, and its ratio test stays
-    out, pairs, _ = _choose_coupling(events[1:], {0: rates[1]}, 1 << 22, 1 << 18, 0.0, 0.05)
+    out, pairs, _ = choose_coupling(events[1:], {0: rates[1]}, 1 << 22, 1 << 18, 0.0, 0.05)
     assert not pairs and out[0].ratio_test and not out[0].coupled
 
 
@@ -317,11 +314,10 @@ def test_coupled_chunks_share_a_seed_across_the_two_inputs_only():
 
 
 def _laplace_audits(monkeypatch, couple: bool):
-    import dpverify.engine as engine
-    if not couple:
-        monkeypatch.setattr(engine, "MIN_COUPLED_HITS_PER_BLOCK", math.inf)
-    return [dpverify.audit(make_laplace(0.1), stop_early=False, samples=1 << 20, seed=seed,
-                           confidence=0.9) for seed in (0, 1)]
+    from dpverify.pipeline import Settings, audit_with_settings
+    settings = Settings(coupling="pilot" if couple else "never")
+    return [audit_with_settings(make_laplace(0.1), settings, stop_early=False, samples=1 << 20,
+                                seed=seed, confidence=0.9) for seed in (0, 1)]
 
 
 def test_laplace_is_certified_on_common_random_numbers_and_more_tightly(monkeypatch):
@@ -363,16 +359,16 @@ def test_stages_that_certify_nothing_choose_events_for_the_next_stage(monkeypatc
     """A measurement run certifies at its last stage only, so each earlier stage's search plans
     its thresholds for the next stage's size (the least they are certified on); a run that
     certifies at every stage plans for the stage's own size."""
-    from dpverify import engine
+    from dpverify.pipeline import search as search_module
     planned = {}
-    original = engine.pair_events
+    original = search_module.pair_events
 
     def spy(p, models, n, *rest):
         planned.setdefault(n, 0)
         planned[n] += 1
         return original(p, models, n, *rest)
 
-    monkeypatch.setattr(engine, "pair_events", spy)
+    monkeypatch.setattr(search_module, "pair_events", spy)
     sizes = [1 << 10, 1 << 12, 1 << 14, 1 << 16]
     dpverify.audit(make_laplace(0.5), epsilon=1.0, samples=1 << 16, stop_early=stop_early,
                    n_jobs=1, seed=3)
@@ -387,13 +383,12 @@ def test_stages_that_certify_nothing_choose_events_for_the_next_stage(monkeypatc
 def test_search_samples_are_paired_run_for_run():
     """The search draws row i of M(D) and of M(D') from one seed: Laplace's outputs on 0 and 1
     then differ by exactly the shift on every row (independent draws almost never would)."""
-    from dpverify import engine
     from dpverify.mechanism import as_mechanism
+    from dpverify.pipeline.search import Search
     from dpverify.sampling import Sampler
-    search = {(0, 0): [], (0, 1): []}
+    search = Search(1, floating_point=False, paired=True)
     with Sampler(as_mechanism(make_laplace(0.1)), [(0.0, 1.0)], 3, n_jobs=1) as sampler:
-        chosen = engine._search_stage(sampler, search, np.zeros(1, dtype=np.int64), [0], 2,
-                                      1 << 12, 1 << 16, 0.0, 0.01, 2)
+        chosen = search.stage(sampler, 2, 1 << 12, 1 << 16, 0.0, 0.01, 2)
     a, b = chosen.data[0]
     assert len(a) == len(b) == 1 << 12
     np.testing.assert_allclose(b.X - a.X, 1.0, atol=1e-3)
@@ -404,10 +399,10 @@ def test_a_measurement_runs_tuning_counts_are_paired_and_planned_as_such(monkeyp
     blocks; the variance they carry for each threshold is the paired one: for Laplace's
     half-lines (both inputs' runs fall on the same side of t unless the noise lands within the
     shift of it) far below the independent 1/k_p + 1/k_q."""
-    from dpverify import engine
+    from dpverify.pipeline import selection
     tunings = []
-    real = engine.retune
-    monkeypatch.setattr(engine, "retune",
+    real = selection.retune
+    monkeypatch.setattr(selection, "retune",
                         lambda cand, tuning, *a, **k: tunings.append((cand, tuning)) or
                         real(cand, tuning, *a, **k))
     result = dpverify.audit(make_laplace(0.1), stop_early=False, samples=1 << 20, seed=0,
@@ -437,7 +432,7 @@ def _desynchronised_laplace(epsilon=1.0):
     return desynchronised_laplace
 
 
-def test_coupled_certificate_keeps_its_false_alarm_rate_when_runs_are_not_aligned(monkeypatch):
+def test_coupled_certificate_keeps_its_false_alarm_rate_when_runs_are_not_aligned():
     """The coupled t-test compares BLOCK totals, which are i.i.d. across blocks whatever the
     mechanism does with its stream inside a block, so it must stay sound when a mechanism
     consumes its random numbers differently for the two inputs (data-dependent draws). Coupling
@@ -450,31 +445,19 @@ def test_coupled_certificate_keeps_its_false_alarm_rate_when_runs_are_not_aligne
     level gave 21 of 100 (at 3×, 9: a milder error needs more seeds than a unit test has).
     A coupled certificate that treated rows as aligned, or blocks that were not independent,
     would exceed it."""
-    from dataclasses import replace as dc_replace
     from scipy.stats import binom
-    import dpverify.engine as engine
-    from dpverify import stats
-    monkeypatch.setattr(engine, "coupled_block_size",
-                        lambda n, chunk, least=256: stats.coupled_block_size(n, chunk, 256))
-    choose = engine._choose_coupling
-
-    def forced(events, rates, n, chunk_size, delta, level):
-        events, _, _ = choose(events, rates, n, chunk_size, delta, level)
-        block = engine.coupled_block_size(n, chunk_size)
-        if not block or not events:
-            return events, frozenset(), block
-        return ([dc_replace(c, coupled=True, ratio_test=False) for c in events],
-                frozenset(c.pair for c in events), block)
-    monkeypatch.setattr(engine, "_choose_coupling", forced)
+    from dpverify.pipeline import Settings, audit_with_settings
+    forced = Settings(coupling="always", min_coupled_block_runs=256, min_tuning_block_runs=256)
     mech = _desynchronised_laplace(1.0)
     runs, confidence = 100, 0.95
-    results = [dpverify.audit(mech, seed=s, samples=1 << 14, n_jobs=1, stop_early=False,
-                              confidence=confidence) for s in range(runs)]
+    results = [audit_with_settings(mech, forced, seed=s, samples=1 << 14, n_jobs=1,
+                                   stop_early=False, confidence=confidence) for s in range(runs)]
     coupled = sum(r.witness is not None and r.witness.certificate == COUPLED for r in results)
     assert coupled >= 0.9 * runs          # the test exercises the coupled certificate
     alarms = sum(r.verdict == "violation" for r in results)
     assert alarms <= binom.ppf(0.99, runs, 1 - confidence)
     # ...and it is not vacuous: the same audits see a real violation (claim 0.8 of a true 1)
-    caught = sum(dpverify.audit(mech, epsilon=0.8, seed=s, samples=1 << 14, n_jobs=1,
-                                stop_early=False).verdict == "violation" for s in range(10))
+    caught = sum(audit_with_settings(mech, forced, epsilon=0.8, seed=s, samples=1 << 14,
+                                     n_jobs=1, stop_early=False).verdict == "violation"
+                 for s in range(10))
     assert caught >= 8                    # measured: 20 of 20 seeds

@@ -93,7 +93,7 @@ def test_coupled_bound_coverage_at_the_smallest_blocks_the_engine_allows(cells):
     # The engine certifies coupled only with ≥ 64 blocks, each expected to hold ≥ 50 hits and
     # ≥ 50 disagreeing runs: here exactly 50 (disjoint) or 50 disagreeing runs in 500 hits.
     # 20,000 replications: the bound may exceed the true ratio at most `level` of the time.
-    from dpverify.engine import MIN_COUPLED_BLOCKS, MIN_COUPLED_HITS_PER_BLOCK
+    from dpverify.stats import MIN_COUPLED_BLOCKS, MIN_COUPLED_HITS_PER_BLOCK
     rng = np.random.default_rng(7)
     level, reps = 0.1, 20_000
     block = int(round(MIN_COUPLED_HITS_PER_BLOCK / cells[1]))

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 
 import dpverify
-import dpverify.engine  # noqa: F401  (pytester runs restore sys.modules; import numpy once)
+import dpverify.pipeline  # noqa: F401  (pytester runs restore sys.modules; import numpy once)
 import dpverify.pytest_plugin  # noqa: F401
 from dpverify import pairs as P
 from dpverify.cli import main

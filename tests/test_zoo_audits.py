@@ -107,7 +107,7 @@ def test_pruning_keeps_a_pair_whose_best_output_was_measured_low():
     """SVT1 on its 8 declared pairs, seed 1, 2^24 runs per input: the two pairs whose best output
     reaches log-ratio 0.0885 (0.0878) are measured about 2 SE low on the stage-5 search, below two
     pairs whose frequent events top out at 0.05. Keeping only two pairs certified 0.044; keeping
-    three (engine.ACTIVE_PAIRS) lets the X pair through, and the bound reaches the 0.0846 a 90%
+    three (pipeline Settings.active_pairs) lets the X pair through, and the bound reaches the 0.0846 a 90%
     bound on the best output is expected to give at this size (quadrature), never the true 0.1."""
     r = dpverify.audit(ZOO["svt1"], confidence=0.9, stop_early=False, seed=1, samples=1 << 24)
     assert 0.08 < r.epsilon_lower_bound < TRUE_EPSILON["svt1"]

@@ -18,15 +18,14 @@ each, all following `base.ScoreModel`:
 `ratios` holds the count-and-smooth recipe they share. `learn` decides which models to fit and
 splits the search sample: models are learned on one half and thresholds chosen on the other
 (`planning`) by the bound a certifying sample of the planned size is expected to give, so no
-fixed probability floor caps the bound. `events` defines the chosen events (`Candidate`) and
-`counting` counts them on certifying chunks (`PairEvaluator`). The certifying sample is never
+fixed probability floor caps the bound. `events` defines the chosen events (`Candidate`);
+`dpverify.certify.evaluator` counts them on certifying chunks. The certifying sample is never
 seen while searching (docs/theory.md §2).
 """
 from .base import MAX_COORDINATES, ScoreModel
 from .binned import MAX_SKELETONS, BinnedLikelihoodRatio, learn_binned_ratio
 from .coordinate_sums import (CoordinateSum, learn_coordinate_sums, shrink_split_contrasts,
                               shrink_to_common_effect, whitening)
-from .counting import PROBE_STRIDE, PairEvaluator
 from .events import TUNING_GRID_SAMPLE, Candidate, Tuning, curve_grid, tuning_grid
 from .floats import FLOAT_COORDINATES, FloatBitPattern, float_bit_pattern, learn_float_bit_patterns
 from .keys import (FEW_COLUMN_VALUES, FEW_KEYS, DiscretePartRatio, KeyLikelihoodRatio,
@@ -56,8 +55,6 @@ __all__ = [
     "Candidate", "Tuning", "ScoredModel", "score_selection", "best_events", "pair_events",
     "potentials", "candidate_thresholds", "count_at_least", "expected_bounds", "retune",
     "curve_grid", "tuning_grid",
-    # counting on certifying chunks
-    "PairEvaluator", "PROBE_STRIDE",
     # constants
     "SMOOTHING", "MAX_COORDINATES", "MAX_SKELETONS", "FEW_KEYS", "FEW_COLUMN_VALUES",
     "FEW_OUTPUTS", "FLOAT_COORDINATES", "SEARCH_SHRINK_Z", "PROMISE_SHRINK_Z",

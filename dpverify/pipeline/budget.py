@@ -200,7 +200,7 @@ class TimeBudget:
         what the time left buys for the pairs and events it really counts (the decision
         before the stage had to assume the most pairs its events could come from).
         `measured`: seconds per run per input of counting exactly those events, timed on a
-        pilot (`engine._pilot`); without it the rate is projected from the stage before
+        pilot (`certify.pilot.pilot`); without it the rate is projected from the stage before
         (`CountingCost.seconds_per_run`), which counted other candidates and tracked grids and
         overestimates the rate by up to 2× (RAPPOR: 1.1 µs projected, 0.59 µs measured)...
         and can underestimate it as much where the events' model is dear to score (RAPPOR's

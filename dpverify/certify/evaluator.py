@@ -1,8 +1,6 @@
-"""Counting chosen events on certifying chunks.
-
-Self-contained on purpose: it needs of a candidate only `hits`, `grid`, `grid_counts` and
-`model.score`, so it can move to the certification side without the attack models.
-"""
+"""Counting chosen events on certifying chunks: the per-chunk evaluator the sampler runs
+inside each worker. It needs of a candidate only `hits`, `grid`, `grid_counts` and
+`model.score`."""
 from __future__ import annotations
 
 import time
@@ -13,7 +11,7 @@ import numpy as np
 from ..encoding import Encoded
 
 if TYPE_CHECKING:
-    from .events import Candidate
+    from ..attacks import Candidate
 
 PROBE_STRIDE = 4  # tracked candidates' grids are counted on every 4th certifying output
 

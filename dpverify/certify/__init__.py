@@ -1,0 +1,19 @@
+"""Certify: counts on a fresh sample → a certified lower bound on ε (docs/method.md,
+"How a violation is certified").
+
+- `pilot`: a small sample drawn apart, which times a stage and chooses each event's certificate.
+- `counting`: the certifying sample's counts of the chosen events and of the tracked grids.
+- `certificates`: the three certificates, and a counted event turned into a `Witness`.
+- `curves`: the witness's trade-off boxes, certified δ(ε) and p-values.
+
+The statistics themselves are pure functions in `dpverify.stats`; this package applies them to
+what the pipeline chose and counted.
+"""
+from .certificates import Certificate, event_bound, resolution, witness_of
+from .counting import StageCounts, certifying_counts, grid_counts, grid_slice
+from .curves import privacy_curves_of
+from .pilot import PilotRates, choose_coupling, pilot
+
+__all__ = ["Certificate", "PilotRates", "StageCounts", "certifying_counts", "choose_coupling",
+           "event_bound", "grid_counts", "grid_slice", "pilot", "privacy_curves_of",
+           "resolution", "witness_of"]

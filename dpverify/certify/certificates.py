@@ -1,0 +1,70 @@
+"""The three certificates of an event and the witness built from a counted event
+(docs/method.md#two-bounds-certificate, #ratio-test-certificate, #coupled-certificate)."""
+from __future__ import annotations
+
+import enum
+import math
+
+from ..result import COUPLED, RATIO_TEST, TWO_BOUNDS, Witness
+from ..stats import (certified_epsilon, coupled_epsilon_bound, cp_lower, cp_upper,
+                     plug_in_epsilon, ratio_epsilon_bound)
+
+SUPPORT_MISMATCH_HITS = 20  # hits under D, none under D', from which ε is likely ∞
+
+
+class Certificate(enum.Enum):
+    """How an event's certifying counts become a bound; chosen before they are drawn. The values
+    are the words results and reports show (`Witness.certificate`)."""
+
+    TWO_BOUNDS = TWO_BOUNDS   # Clopper–Pearson bounds on p and q, each at level (docs/theory.md §2)
+    RATIO_TEST = RATIO_TEST   # conditional binomial test on Poisson counts, at 2·level (§2)
+    COUPLED = COUPLED         # t-test over blocks drawn on shared seeds, at 2·level (§2)
+
+    @classmethod
+    def of(cls, cand) -> "Certificate":
+        """The certificate chosen for candidate `cand` (its `coupled` and `ratio_test` flags)."""
+        if cand.coupled:
+            return cls.COUPLED
+        return cls.RATIO_TEST if cand.ratio_test else cls.TWO_BOUNDS
+
+
+def event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks=None) -> float:
+    """The certified bound of one event with the certificate chosen for it before its certifying
+    sample was drawn: the coupled t-test on `blocks` = (per-block hits under P, under Q, runs
+    per block) at 2·level, the conditional ratio test at 2·level (one bound each), else two
+    Clopper–Pearson bounds at level."""
+    certificate = Certificate.of(cand)
+    if certificate is Certificate.COUPLED:
+        return float(coupled_epsilon_bound(*blocks, delta, 2 * level))
+    if certificate is Certificate.RATIO_TEST:
+        return float(ratio_epsilon_bound(k_p, k_q, 2 * level))
+    return float(certified_epsilon(k_p, n_p, k_q, n_q, delta, level))
+
+
+def witness_of(pairs, cand, k_p, n_p, k_q, n_q, delta, level, stage, blocks=None) -> Witness:
+    """The witness of candidate `cand` counted k_p of n_p times under D and k_q of n_q under D'
+    at `stage`, certified at `level` per bound; `blocks` as for `event_bound`."""
+    first, second = pairs[cand.pair]
+    D, D_prime = (first, second) if cand.direction == 0 else (second, first)
+    certificate = Certificate.of(cand)
+    coupled = certificate is Certificate.COUPLED
+    return Witness(
+        D=D, D_prime=D_prime, event=cand.describe(), attack=cand.model.kind,
+        count_D=int(k_p), samples_D=int(n_p), count_D_prime=int(k_q), samples_D_prime=int(n_q),
+        p_lower=float(cp_lower(k_p, n_p, level)), q_upper=float(cp_upper(k_q, n_q, level)),
+        epsilon_lower_bound=event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks),
+        epsilon_estimate=plug_in_epsilon(k_p, n_p, k_q, n_q, delta), stage=stage,
+        support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
+        certificate=certificate.value, level=float(level),
+        **({"blocks_D": tuple(int(k) for k in blocks[0]),
+            "blocks_D_prime": tuple(int(k) for k in blocks[1]), "block_size": int(blocks[2])}
+           if coupled else {}))
+
+
+def resolution(claim: float, witness: Witness | None) -> float:
+    """Claim + the gap between the witness's point estimate and its certified bound: a true ε of
+    about this size on that event would have been certified roughly half the time."""
+    if witness is None:
+        return math.inf
+    gap = witness.epsilon_estimate - witness.epsilon_lower_bound
+    return claim + gap if math.isfinite(gap) else math.inf

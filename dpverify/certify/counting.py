@@ -1,0 +1,86 @@
+"""The certifying sample's counts (docs/method.md, "How a violation is certified").
+
+A stage counts its chosen events on fresh runs (purpose CERTIFY), Poisson(n) runs per input so
+that the conditional ratio test is exact, or, for a pair certified on common random numbers, in
+blocks of runs that both inputs draw from one seed. The same pass counts the tracked candidates'
+threshold grids, which choose the next stage's thresholds.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .evaluator import PROBE_STRIDE, PairEvaluator
+from ..sampling import CERTIFY, poisson_sample_size, split_into_chunks
+
+
+class StageCounts(NamedTuple):
+    """What a certifying pass counted.
+
+    by_pair: pair → (events, probes) counted on it; counts: (pair, side) → count vector (the
+    events, then the probes' grids, then the probe sample size; see `PairEvaluator`); runs:
+    (pair, side) → runs drawn; blocks: (pair, side) → per-block count vectors (coupled pairs
+    only); grid_seconds: the seconds its chunks spent counting grids (for a time budget)."""
+
+    by_pair: dict
+    counts: dict
+    runs: dict
+    blocks: dict
+    grid_seconds: float
+
+
+def _grouped_by_pair(events, probes) -> dict:
+    by_pair: dict = {}
+    for c in events:
+        by_pair.setdefault(c.pair, ([], []))[0].append(c)
+    for c in probes:
+        by_pair.setdefault(c.pair, ([], []))[1].append(c)
+    return by_pair
+
+
+def certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE,
+                      coupled=frozenset(), block=0) -> StageCounts:
+    """Count `events` on fresh samples of stage j, Poisson(n_j) runs per input
+    (`poisson_sample_size`: what the ratio test needs; the two-bound certificate holds given any
+    sizes). A pair in `coupled` instead draws ceil(n_j/block) blocks of `block` runs per input,
+    each block from one seed shared by both inputs (`pilot.choose_coupling`). `probes`' grids
+    are counted on every `stride`-th output of the same pass."""
+    by_pair = _grouped_by_pair(events, probes)
+    evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev), stride=stride)
+                  for p, (ev, pr) in by_pair.items()}
+    runs = {(p, s): (-(-n_j // block) * block if p in coupled
+                     else poisson_sample_size(seed, n_j, p, s, j))
+            for p in by_pair for s in (0, 1)}
+    tasks = [t for (p, s), n in runs.items()
+             for t in split_into_chunks(n, block if p in coupled else sampler.chunk_size,
+                                        pair=p, side=s, stage=j, purpose=CERTIFY,
+                                        coupled=p in coupled)]
+    counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
+    blocks: dict = {}
+    for task, c in zip(tasks, sampler.run(tasks, evaluators)):
+        counts[task.pair, task.side] = counts[task.pair, task.side] + c
+        if task.coupled:
+            blocks.setdefault((task.pair, task.side), []).append(c)
+    grid_seconds = sum(sum(e.grid_seconds) for e in evaluators.values())
+    return StageCounts(by_pair, counts, runs, {k: np.array(v) for k, v in blocks.items()},
+                       grid_seconds)
+
+
+def grid_slice(cands, i, counts_p, counts_q):
+    """Candidate i's grid counts (k_p, k_q) out of its pair's count vectors (events come first)."""
+    start = len(cands) + sum(len(c.grid) for c in cands[:i] if c.grid is not None)
+    stop = start + len(cands[i].grid)
+    return counts_p[start:stop], counts_q[start:stop]
+
+
+def grid_counts(cands, i, counts_p, counts_q, n_p, n_q, fraction):
+    """The witness's grid counts, with what `curves.privacy_curves_of` needs to plot them."""
+    cand = cands[i]
+    if cand.grid is None:
+        return None
+    k_p, k_q = grid_slice(cands, i, counts_p, counts_q)
+    return {"thresholds": cand.grid, "k_p": k_p, "k_q": k_q,
+            "n_p": n_p, "n_q": n_q, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
+            "ratio_test": cand.ratio_test,
+            "privacy_loss": cand.model.privacy_loss(cand.sign)}

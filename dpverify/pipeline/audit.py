@@ -1,0 +1,99 @@
+"""`dpverify.audit`: the claim decides which audit runs — (ε, δ) (`AuditRun`), ρ-zCDP
+(`dpverify.zcdp.audit_zcdp`) or (α, ρ)-RDP (`pipeline.rdp.audit_rdp`)."""
+from __future__ import annotations
+
+import time
+
+from ..errors import InvalidClaimError
+from ..mechanism import as_mechanism
+from ..result import AuditResult
+from .request import build_request
+from .run import AuditRun
+from .settings import Settings
+
+
+def is_zcdp_claim(mech, epsilon=None, zcdp=None) -> bool:
+    """Whether `audit` audits a ρ-zCDP claim (dpverify.zcdp): one is given, or the mechanism
+    declares one and no ε is given or declared."""
+    return zcdp is not None or (epsilon is None and mech.epsilon is None
+                                and mech.zcdp is not None)
+
+
+def _other_claim(mech, options: dict):
+    """The result of a zCDP or RDP audit when that is the claim, else None."""
+    if is_zcdp_claim(mech, options["epsilon"], options["zcdp"]):
+        if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
+            raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
+                                    f"delta) claims; {mech.name!r} is audited for zCDP")
+        from ..zcdp import audit_zcdp
+        return audit_zcdp(mech, rho=options["zcdp"], **_shared(options, "delta"))
+    if options["epsilon"] is None and mech.epsilon is None and mech.rdp is not None:
+        if options["curves"] or not options["stop_early"]:
+            raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
+                                    f"{mech.name!r} declares an RDP claim")
+        from .rdp import audit_rdp
+        return audit_rdp(mech, **_shared(options))
+    return None
+
+
+def _shared(options: dict, *more: str) -> dict:
+    """The options a zCDP or RDP audit takes too."""
+    names = ("pairs", "confidence", "samples", "seed", "n_jobs", "backend", "time_limit") + more
+    return {name: options[name] for name in names}
+
+
+def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
+          seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
+          progress=None, curves=False, stop_early=True,
+          floating_point=None, seconds=None, zcdp=None) -> AuditResult:
+    """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
+
+    Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
+    mean certifying sample size per input at the last stage (each input gets a Poisson number
+    of runs; default: as declared with `@dpverify.mechanism(samples=...)`, else 2^22 for
+    batched mechanisms and 2^17 for scalar ones). The false-alarm rate
+    on a correct mechanism is at most 1 − confidence.
+
+    backend: "threading" (default for batched), "loky" (default for scalar), or "dask" (the
+    current dask.distributed Client); the same seed gives the same result on every backend.
+    time_limit: seconds for the whole audit; past it an AuditTimeoutError names the chunk.
+    progress: progress on stderr (default: on a terminal a line redrawn in place once the audit
+    has run two seconds; elsewhere a plain line every 30 s; neither under pytest; see
+    docs/ci.md, with the environment variables DPVERIFY_PROGRESS_SECONDS and
+    DPVERIFY_STALL_SECONDS and the warning printed when a chunk stalls).
+    Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
+    stop_early: stop at the first stage that certifies a violation (default; stage j spends
+    α/2^{J−j+1}). False measures how broken a mechanism is: every stage runs, the earlier ones
+    only choose and tune events on their fresh samples, and the last stage certifies with all
+    of α (a tighter bound at the same budget; nothing is certified if it is interrupted first).
+    seconds: a measurement run's time budget (needs stop_early=False): each stage runs only if
+    it and a last stage 4× larger are projected to fit, else it becomes the last stage, with
+    as many runs per input as the time left buys (`budget.last_stage_size`); `samples` is then
+    the most it may grow to (default 2^26 batched, 2^21 scalar). About `seconds` in all; the
+    sizes depend on the machine's speed, so the same seed may give another bound elsewhere.
+    curves: also count the witness's score at a grid of thresholds chosen on search data and
+    return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
+    floating_point: also attack the outputs' float bit patterns (default: as declared with
+    `@dpverify.mechanism(floating_point=...)`, else False); see `dpverify.mechanism`.
+    zcdp: audit a rho-zCDP claim instead (default: as declared with
+    `@dpverify.mechanism(zcdp=...)`); `delta` is then the δ of the implied (ε, δ) claim that is
+    audited beside it (`dpverify.zcdp.audit_zcdp`).
+    """
+    started = time.perf_counter()
+    mech = as_mechanism(mechanism)
+    options = dict(pairs=pairs, epsilon=epsilon, delta=delta, confidence=confidence,
+                   samples=samples, seed=seed, n_jobs=n_jobs, backend=backend,
+                   certify_per_stage=certify_per_stage, time_limit=time_limit, progress=progress,
+                   curves=curves, stop_early=stop_early, floating_point=floating_point,
+                   seconds=seconds)
+    other = _other_claim(mech, {**options, "zcdp": zcdp})
+    if other is not None:
+        return other
+    return AuditRun(mech, build_request(mech, **options), started=started).run()
+
+
+def audit_with_settings(mechanism, settings: Settings, **options) -> AuditResult:
+    """An (ε, δ) audit as `audit` runs it, with the pipeline's tuning `settings` instead of the
+    defaults (for tests and experiments; `options` as for `audit`)."""
+    mech = as_mechanism(mechanism)
+    return AuditRun(mech, build_request(mech, **options), settings).run()

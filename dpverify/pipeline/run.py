@@ -1,0 +1,364 @@
+"""One (ε, δ) audit as a pipeline of named stages (docs/method.md, "The audit, stage by stage").
+
+    for each stage j:  fit the time budget → choose events (search) → prepare (pilot,
+                       certificates) → count on a fresh sample → record (witness, tracked grids)
+                       → stop at a violation (ordinary audits)
+
+`AuditRun` owns the run's state; `dpverify.audit` builds one from validated options
+(`pipeline.request.AuditRequest`) and calls `run()`. The statistical argument, stated once: at
+stage j the events are chosen on search samples and on counts of earlier stages' samples only,
+then counted on fresh samples drawn for stage j, each of its events with its share of α_j
+(docs/theory.md §2); by the union bound the chance that any reported bound exceeds the true ε is
+at most α = 1 − confidence.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from typing import NamedTuple
+
+from .. import pairs as pairs_module
+from ..attacks import Candidate, Tuning, curve_grid, tuning_grid
+from ..certify import (certifying_counts, choose_coupling, grid_counts, grid_slice, pilot,
+                       privacy_curves_of, resolution, witness_of)
+from ..certify.evaluator import PROBE_STRIDE
+from ..certify.pilot import PILOT_RUNS, coupled_everywhere
+from ..evidence import with_examples
+from ..progress import Progress
+from ..result import AuditResult, StageSummary, Witness
+from ..sampling import Sampler, check_uses_rng
+from ..stats import coupled_block_size, paired_variance_from_blocks
+from .budget import CountingCost, TimeBudget, search_rows
+from .request import AuditRequest
+from .schedule import Schedule, StagePlan
+from .search import Search, precise_enough
+from .selection import (by_promise, carry_over, concentrate, distinct, hedged, last_stage_pairs,
+                        same_events_merged)
+from .settings import DEFAULT_SETTINGS, Settings
+
+
+class StageEvents(NamedTuple):
+    """What a stage counts: `events` to certify at `level` per bound, `probes` whose grids are
+    counted for the next stage, the pairs drawn on shared seeds (`coupled`) in blocks of
+    `block` runs."""
+
+    events: list
+    probes: list
+    level: float
+    coupled: frozenset
+    block: int
+
+
+class AuditRun:
+    """The state of one (ε, δ) audit and its stages; `run()` returns the `AuditResult`."""
+
+    def __init__(self, mech, request: AuditRequest, settings: Settings = DEFAULT_SETTINGS,
+                 started: float | None = None):
+        self.mech, self.request, self.settings = mech, request, settings
+        self.started = time.perf_counter() if started is None else started
+        self.K = request.certify_per_stage
+        self.schedule = Schedule(request.samples, request.confidence, request.stop_early, self.K,
+                                 settings.first_stage, settings.growth)
+        # common random numbers (paired search and tuning, the coupled certificate) need M(D)
+        # and M(D') to draw from one seed; a mechanism with its own randomness cannot
+        self.shared_seeds = not mech.draws_own_randomness
+        self.paired = settings.paired_search and self.shared_seeds
+        self.events: list[Candidate] = []   # the stage's events; kept while search is frozen
+        self.pool: list[Candidate] = []     # this stage's candidates, best first
+        self.tracked: list[Candidate] = []  # candidates with grid counts from the last stage
+        self.stages: list[StageSummary] = []
+        self.best: Witness | None = None
+        self.best_event: Candidate | None = None
+        self.best_curve: dict | None = None
+        self.interrupted = False
+
+    # ---- the run --------------------------------------------------------------------------
+
+    def run(self) -> AuditResult:
+        r = self.request
+        deadline = None if r.time_limit is None else time.monotonic() + r.time_limit
+        self.pair_list, search_runs = self._pairs(deadline)
+        self.bar = Progress(self.mech.name, len(self.schedule), enabled=r.progress)
+        self.budget = TimeBudget(r.seconds, self.started) if r.seconds is not None else None
+        self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings)
+        with Sampler(self.mech, self.pair_list, r.seed, n_jobs=r.n_jobs, backend=r.backend,
+                     deadline=deadline, progress=self.bar) as sampler:
+            self.sampler = sampler
+            try:
+                for p in range(len(self.pair_list)):
+                    for side in (0, 1):
+                        check_uses_rng(sampler, p, side)
+                self._run_stages()
+            except KeyboardInterrupt:
+                self.interrupted = True  # keep what was certified so far
+            finally:
+                self.bar.close()
+            runs = sampler.runs
+        return self._result(runs, search_runs)
+
+    def _run_stages(self) -> None:
+        j = 0
+        while j < len(self.schedule):
+            j += 1
+            self._fit_budget(j)
+            stage = self.schedule.stage(j)
+            self.bar.start_stage(j, self.schedule.sizes)
+            probes = self._choose_events(stage)
+            stage, plan = self._prepare(stage, probes)
+            counted = self._count(stage, plan)
+            self._record(stage, plan, counted)
+            if self._violation_found():
+                break
+
+    def _pairs(self, deadline):
+        """The neighbouring pairs, and the runs an input search spent choosing them. A search
+        draws from seed streams of its own, so the pairs are fixed before any certifying sample
+        exists (docs/method.md, "Input search")."""
+        given, r = self.request.pairs, self.request
+        if not isinstance(given, pairs_module.PairSearch):
+            return pairs_module.normalize(given), 0
+        from ..input_search import find_pairs
+        found = find_pairs(self.mech, given, r.seed, r.n_jobs, r.backend, deadline, r.delta,
+                           self.schedule.final_level, self.schedule.final_size)
+        return pairs_module.normalize(found), found.runs
+
+    # ---- time budget ----------------------------------------------------------------------
+
+    def _fit_budget(self, j: int) -> None:
+        """With a time budget, before stage j: make it the last stage if it and a stage 4×
+        larger are not projected to fit (`TimeBudget.last_size`). The plan's own last stage,
+        reached with every stage before it run as planned, gets what the time left buys, at
+        most its plan. Sizes depend on the clock only, never on certifying counts."""
+        budget, search, sizes = self.budget, self.search, self.schedule.sizes
+        if budget is None:
+            return
+        if j == len(sizes):
+            if budget.ceiling is None:
+                budget.ceiling = sizes[-1]
+            return
+        search_now, search_next = (((0, 0), (0, 0)) if search.frozen else search_rows(
+            search.kept_by_pair(), search.cap(), (sizes[j - 1], sizes[j])))
+        last = budget.last_size(sizes[j - 1], sizes[j], search_now, search_next,
+                                self._last_stage_pairs(searching=not search.frozen), self.K,
+                                cap=sizes[-1])
+        if last is not None:
+            self._end_at(j, last, search_now)
+
+    def _end_at(self, j: int, last: int, search_now) -> None:
+        """Stage j becomes the last one, and certifies. A last search that would take most of
+        the time left is skipped: the events tuned on the stage before's fresh sample are
+        certified instead, on the runs the whole time left buys."""
+        self.schedule.end_at(j, last)
+        self.bar.n_stages = len(self.schedule)
+        if (not self.search.frozen and self.tracked
+                and self.budget.search_crowds_out_counting(search_now)):
+            self.search.frozen = True
+            self.schedule.sizes[-1] = self.budget.size_without_search(
+                last, self._last_stage_pairs(searching=False), self.K)
+
+    def _last_stage_pairs(self, searching: bool) -> int:
+        return last_stage_pairs(self.tracked, self.search.active if searching else [], self.K,
+                                len(self.pair_list))
+
+    # ---- choose events --------------------------------------------------------------------
+
+    def _choose_events(self, stage: StagePlan) -> list[Candidate]:
+        """Set the stage's events and return its probes (candidates whose threshold grids this
+        stage counts for the next). Once search has converged, the tracked counts choose the
+        thresholds for the final size and later stages certify those events; a measurement run
+        counts their grids again at each stage before its last."""
+        if self.search.frozen and self.tracked:
+            carried = distinct(by_promise(carry_over(
+                self.tracked, self.schedule.final_size, self.request.delta, stage.level,
+                self.sampler.chunk_size)))
+            self.events = [replace(c, grid=None) for c in carried[:self.K]]
+            self.tracked = []
+            if stage.measuring and not stage.final_measurement:
+                return [replace(c, grid=c.tuning[0]) for c in carried[:self.settings.tracked]]
+            return []
+        if self.search.frozen:
+            return []  # the events stay those of the stage before
+        self._search(stage)
+        return [] if stage.last else self._probes()
+
+    def _search(self, stage: StagePlan) -> None:
+        """Stage j's search: the events for its size (a stage that certifies nothing chooses
+        for the next stage's size, the least its events can be certified on), among the
+        tracked candidates re-tuned and the freshly searched ones."""
+        j, sizes, search = stage.index, self.schedule.sizes, self.search
+        planned = stage.size if stage.certifies else sizes[min(j, len(sizes) - 1)]
+        carried = carry_over(self.tracked, planned, self.request.delta, stage.level,
+                             self.sampler.chunk_size)
+        search_started = time.perf_counter()
+        search.data = {}  # free the last search sample's pruned pairs first
+        chosen = search.stage(self.sampler, j, stage.size, sizes[-1], self.request.delta,
+                              stage.level, self.K, planned)
+        if self.budget is not None:
+            self.budget.search.add(chosen.learned_pairs, chosen.learned_rows,
+                                   time.perf_counter() - search_started)
+        pool = carried + chosen.candidates
+        if j >= self.settings.prune_after_stage:
+            search.prune(pool)
+        search.frozen = (j >= self.settings.prune_after_stage and bool(chosen.events)
+                         and precise_enough(chosen.events[0], self.settings.search_precision))
+        search.data = chosen.data
+        self.pool = distinct(by_promise(pool))
+        picked = (hedged(carried, chosen.candidates, self.K)
+                  if stage.final_measurement and carried else self.pool[:self.K])
+        self.events = [replace(c, grid=None) for c in picked]
+
+    def _probes(self) -> list[Candidate]:
+        """The best distinct candidates, each with a grid of thresholds to count."""
+        data = self.search.data
+        return [replace(c, grid=(c.tuning[0] if c.tuning is not None
+                                 else tuning_grid(c, *data[c.pair])))
+                for c in same_events_merged(self.pool, data, self.settings.tracked)
+                if c.tuning is not None or c.pair in data]
+
+    # ---- prepare: pilot and certificates --------------------------------------------------
+
+    def _prepare(self, stage: StagePlan, probes: list[Candidate]):
+        """The stage's events with their certificates, chosen on a pilot drawn apart; a
+        measurement run's last stage first puts all of α on one event if it clearly leads, and
+        with a time budget takes the size the pilot's rate buys."""
+        data, events = self.search.data, self.events
+        if stage.final_measurement:
+            events = concentrate(same_events_merged(distinct(events), data), stage.size,
+                                 self.request.delta, stage.alpha / 2, self.sampler.chunk_size,
+                                 self.settings.concentrate_z)
+        # the stage's α is split over the events it really certifies (union bound)
+        level = stage.alpha / (2 * len(events)) if stage.certifies and events else stage.level
+        if self.request.curves:
+            for c in events:
+                if c.pair in data:
+                    c.grid = curve_grid(c, *data[c.pair])
+        pilot_seconds, rates = self._pilot(stage, events)
+        if self.budget is not None and stage.final_measurement and events:
+            stage = self._fill_last(stage, events, pilot_seconds)
+        events, coupled, block = self._coupling(stage, events, probes, rates, level)
+        self.events = events
+        return stage, StageEvents(events, probes, level, coupled, block)
+
+    def _pilot(self, stage: StagePlan, events: list[Candidate]):
+        if not (stage.certifies and events):
+            return None, {}
+        times_budget = (self.budget is not None and stage.final_measurement
+                        and self.budget.ceiling is not None)
+        most = self.sampler.chunk_size if times_budget else PILOT_RUNS
+        return pilot(self.sampler, events, stage.index, stage.size, self.request.delta, most,
+                     self.shared_seeds)
+
+    def _fill_last(self, stage: StagePlan, events, pilot_seconds) -> StagePlan:
+        """The last stage takes the time left on its events' pairs, at the rate the pilot
+        measured (only if the budget, not a test, set the stage); it may shrink, to no less than
+        the stage before's size, when the time left will not buy the planned runs."""
+        measured = pilot_seconds if self.budget.ceiling is not None else None
+        size = self.budget.fill_last(stage.size, len({c.pair for c in events}), len(events),
+                                     measured, least=stage.size // self.settings.growth)
+        self.schedule.sizes[-1] = size
+        return replace(stage, size=size)
+
+    def _coupling(self, stage, events, probes, rates, level):
+        """(events, coupled pairs, block): a certifying stage's certificates from the pilot;
+        a stage that certifies nothing counts its tracked grids in paired blocks, on which a
+        rare event's ratio is known far better (`attacks.retune`)."""
+        if stage.certifies and self.shared_seeds:
+            s = self.settings
+            min_hits = math.inf if s.coupling == "never" else s.min_coupled_hits_per_block
+            events, pairs, block = choose_coupling(events, rates, stage.size,
+                                                   self.sampler.chunk_size, self.request.delta,
+                                                   level, min_hits, s.min_coupled_block_runs)
+            if s.coupling == "always":
+                return coupled_everywhere(events, block)
+            return events, pairs, block
+        if self.paired and probes:
+            block = coupled_block_size(stage.size, self.sampler.chunk_size,
+                                       self.settings.min_tuning_block_runs)
+            return events, frozenset(c.pair for c in probes) if block else frozenset(), block
+        return events, frozenset(), 0
+
+    # ---- count and record -----------------------------------------------------------------
+
+    def _count(self, stage: StagePlan, plan: StageEvents):
+        """Count the stage's events on its fresh sample. A stage that certifies nothing draws
+        only what its probes need, and counts their grids on every output."""
+        stride = PROBE_STRIDE if stage.certifies else 1
+        counted = certifying_counts(self.sampler, self.request.seed,
+                                    plan.events if stage.certifies else [], plan.probes,
+                                    stage.index, stage.size, stride=stride,
+                                    coupled=plan.coupled, block=plan.block)
+        if self.budget is not None:
+            self.budget.counting = CountingCost(
+                stage.size, len(counted.by_pair),
+                sum(len(ev) + len(pr) / stride for ev, pr in counted.by_pair.values()),
+                *self.sampler.last_seconds, grid=counted.grid_seconds)
+        return counted
+
+    def _record(self, stage: StagePlan, plan: StageEvents, counted) -> None:
+        """Witnesses of the counted events (the best one kept) and the tracked grids."""
+        stage_best = -math.inf
+        self.tracked = []
+        for p, (ev, pr) in counted.by_pair.items():
+            cs = ev + pr
+            for i, cand in enumerate(cs):
+                if i >= len(ev):
+                    self.tracked.append(self._tuned(cand, cs, i, counted))
+                elif stage.certifies:
+                    w = self._certify(stage, plan, counted, cs, i)
+                    stage_best = max(stage_best, w.epsilon_lower_bound)
+        self.stages.append(StageSummary(stage.index, stage.size, stage.alpha,
+                                        len(plan.events) if stage.certifies else 0, stage_best))
+
+    @staticmethod
+    def _tuned(cand: Candidate, cs: list, i: int, counted) -> Candidate:
+        """A tracked candidate with its grid counts (and their paired variance, where they were
+        counted in paired blocks)."""
+        key, other = (cand.pair, cand.direction), (cand.pair, 1 - cand.direction)
+        g_p, g_q = grid_slice(cs, i, counted.counts[key], counted.counts[other])
+        # outputs the grids saw under each input (the counts' last entry)
+        m_p, m_q = int(counted.counts[key][-1]), int(counted.counts[other][-1])
+        variance = None
+        if key in counted.blocks:
+            b_p, b_q = grid_slice(cs, i, counted.blocks[key].T, counted.blocks[other].T)
+            variance = paired_variance_from_blocks(b_p.T, b_q.T)
+        return replace(cand, grid=None, tuning=Tuning(cand.grid, g_p, g_q, m_p, m_q, variance))
+
+    def _certify(self, stage: StagePlan, plan: StageEvents, counted, cs, i) -> Witness:
+        """Event i of its pair's list, certified; kept as the best witness if it is."""
+        cand = cs[i]
+        key, other = (cand.pair, cand.direction), (cand.pair, 1 - cand.direction)
+        k_p, k_q = counted.counts[key][i], counted.counts[other][i]
+        n_p, n_q = counted.runs[key], counted.runs[other]
+        blocks = ((counted.blocks[key][:, i], counted.blocks[other][:, i], plan.block)
+                  if cand.coupled else None)
+        w = witness_of(self.pair_list, cand, k_p, n_p, k_q, n_q, self.request.delta, plan.level,
+                       stage.index, blocks)
+        if self.best is None or w.epsilon_lower_bound > self.best.epsilon_lower_bound:
+            self.best, self.best_event = w, cand
+            self.best_curve = grid_counts(cs, i, counted.counts[key], counted.counts[other],
+                                          n_p, n_q, plan.level / (1.0 - self.request.confidence))
+        return w
+
+    def _violation_found(self) -> bool:
+        """An ordinary audit stops at the first stage whose bound exceeds the claim."""
+        return (self.request.stop_early and self.best is not None
+                and self.best.epsilon_lower_bound > self.request.epsilon)
+
+    # ---- result ---------------------------------------------------------------------------
+
+    def _result(self, runs, search_runs: int) -> AuditResult:
+        r, best = self.request, self.best
+        lower = best.epsilon_lower_bound if best is not None else -math.inf
+        if best is not None and not self.interrupted:
+            best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
+        curves = (privacy_curves_of(self.best_curve, r.epsilon, r.delta, 1.0 - r.confidence)
+                  if r.curves and self.best_curve is not None else None)
+        return AuditResult(
+            mechanism=self.mech.name, verdict="violation" if lower > r.epsilon else "pass",
+            claimed_epsilon=r.epsilon, claimed_delta=r.delta, epsilon_lower_bound=lower,
+            confidence=r.confidence, witness=best, resolution=resolution(r.epsilon, best),
+            samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
+            seconds=time.perf_counter() - self.started, seed=int(r.seed),
+            stages=tuple(self.stages), interrupted=self.interrupted, curves=curves,
+            randomness=self.mech.randomness)

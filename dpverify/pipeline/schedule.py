@@ -1,0 +1,79 @@
+"""The stages of an audit: how many certifying runs each draws and how much of α it spends
+(docs/method.md, "Stages and the spending of α"; docs/theory.md §2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..stats import final_stage_alphas, stage_alphas
+
+
+def plan_stages(samples: int, first_stage: int = 1 << 10, growth: int = 4) -> list[int]:
+    """Certifying sample sizes per input: samples/4^{J−1}, …, samples/4, samples (≥ 1024 each)."""
+    sizes = [samples]
+    while sizes[-1] // growth >= first_stage:
+        sizes.append(sizes[-1] // growth)
+    return sizes[::-1]
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """What stage `index` (from 1) certifies: on `size` runs per input (a mean: Poisson sizes),
+    spending `alpha` (0: it certifies nothing, only chooses and tunes the last stage's events),
+    with events planned for `level` per bound; `last`: the schedule's last stage; `measuring`:
+    a measurement run (stop_early=False), which certifies at its last stage only."""
+
+    index: int
+    size: int
+    alpha: float
+    level: float
+    last: bool
+    measuring: bool
+
+    @property
+    def certifies(self) -> bool:
+        return self.alpha > 0
+
+    @property
+    def final_measurement(self) -> bool:
+        """The one certifying stage of a measurement run."""
+        return self.measuring and self.last
+
+
+class Schedule:
+    """The stage sizes and their α_j. An ordinary audit spends α/2^{J−j+1} at stage j
+    (`stats.stage_alphas`); a measurement run spends all of α at its last stage
+    (`stats.final_stage_alphas`). A time budget may end the schedule early (`end_at`)."""
+
+    def __init__(self, samples: int, confidence: float, stop_early: bool, per_stage: int,
+                 first_stage: int = 1 << 10, growth: int = 4):
+        self.alpha = 1.0 - confidence
+        self.stop_early = stop_early
+        self.per_stage = per_stage  # K: the events a stage certifies
+        self.sizes = plan_stages(int(samples), first_stage, growth)
+        spend = stage_alphas if stop_early else final_stage_alphas
+        self.alphas = spend(self.alpha, len(self.sizes))
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def final_size(self) -> int:
+        return self.sizes[-1]
+
+    @property
+    def final_level(self) -> float:
+        """The per-bound level of one of K events at the last stage."""
+        return self.alphas[-1] / (2 * self.per_stage)
+
+    def end_at(self, j: int, size: int) -> None:
+        """Make stage j the last one, with `size` runs per input and all of α."""
+        self.sizes = self.sizes[:j - 1] + [size]
+        self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
+
+    def stage(self, j: int) -> StagePlan:
+        """Stage j's plan. A stage that spends no α plans its events for the last stage's level,
+        which will certify them."""
+        alpha_j = self.alphas[j - 1]
+        level = (alpha_j if alpha_j > 0 else self.alphas[-1]) / (2 * self.per_stage)
+        return StagePlan(j, self.sizes[j - 1], alpha_j, level, j == len(self.sizes),
+                         not self.stop_early)

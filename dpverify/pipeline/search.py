@@ -1,0 +1,147 @@
+"""The search split: samples that only choose events, never certify them (docs/method.md,
+"Search"). Each active pair's search sample grows stage by stage up to a memory-bounded cap;
+models are learned on one half (`attacks.learn_pair`) and candidate events ranked on the other
+(`attacks.pair_events`)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ..attacks import Candidate, learn_pair, pair_events
+from ..encoding import Encoded
+from ..sampling import SEARCH, return_freed_memory, split_into_chunks
+from .settings import DEFAULT_SETTINGS, Settings
+
+
+@dataclass
+class Chosen:
+    """What one stage's search found."""
+
+    events: list        # the K events this stage certifies
+    candidates: list    # every candidate, best first (for pruning pairs)
+    data: dict          # pair → (search outputs of D, of D'), for grids
+    learned_rows: int = 0  # search rows whose models were learned (not reused) at this stage
+    learned_pairs: int = 0  # and the pairs they belong to
+
+
+def precise_enough(best: Candidate, precision: float) -> bool:
+    """Whether search may stop: the best event is informative (expected bound > 0) and its
+    log-ratio is known to ±`precision` and to a tenth of its size (one standard error,
+    sqrt(1/k_p + 1/k_q), on the selection half of the search sample); a weak effect keeps
+    searching while other pairs and events may still beat it."""
+    k_p, m_p, k_q, m_q = best.search_counts
+    if not (best.expected_epsilon > 0 and k_p > 0 and k_q > 0):
+        return False
+    log_ratio = math.log((k_p / m_p) / (k_q / m_q))
+    return math.sqrt(1 / k_p + 1 / k_q) <= min(precision, 0.1 * log_ratio)
+
+
+def most_promising_pairs(candidates: list[Candidate], how_many: int) -> list[int]:
+    """The pairs whose events promise the highest bound at the final sample size, best first."""
+    pairs: list[int] = []
+    for c in sorted(candidates, key=lambda c: -c.potential):
+        if c.pair not in pairs:
+            pairs.append(c.pair)
+        if len(pairs) == how_many:
+            break
+    return pairs
+
+
+class Search:
+    """The search samples of every pair and what was learned on them.
+
+    `samples`: (pair, side) → encoded search outputs; `kept`: search runs per input so far, per
+    pair; `active`: the pairs still searched; `learned`: pair → (sample sizes, models) of pairs
+    whose sample reached its cap (reused, only thresholds re-chosen); `frozen`: search has
+    converged, later stages certify the tracked events; `data`: the last stage's search
+    outputs, pair → (D, D')."""
+
+    def __init__(self, n_pairs: int, floating_point: bool, paired: bool,
+                 settings: Settings = DEFAULT_SETTINGS):
+        self.samples: dict = {(p, s): [] for p in range(n_pairs) for s in (0, 1)}
+        self.kept = np.zeros(n_pairs, dtype=np.int64)
+        self.active = list(range(n_pairs))
+        self.learned: dict = {}
+        self.frozen = False
+        self.data: dict = {}
+        self.floating_point = floating_point
+        self.paired = paired
+        self.settings = settings
+
+    def cap(self) -> int:
+        """Runs per input a pair's search sample may hold: `search_cap`, less if the active
+        pairs' samples would outgrow `search_memory_bytes`."""
+        row_bytes = 16 + 4 * max((e.X.shape[1] for v in self.samples.values() for e in v),
+                                 default=1)
+        return min(self.settings.search_cap,
+                   self.settings.search_memory_bytes // (row_bytes * 2 * len(self.active)))
+
+    def kept_by_pair(self) -> dict:
+        return {p: self.kept[p] for p in self.active}
+
+    def _draw(self, sampler, j: int, n_j: int) -> int:
+        """More search runs for every active pair, up to the cap (returned, as it was before
+        drawing); each side's chunks joined."""
+        cap = self.cap()
+        tasks = [t for p in self.active for s in (0, 1)
+                 for t in split_into_chunks(int(min(n_j, max(cap - self.kept[p], 0))),
+                                            sampler.chunk_size, pair=p, side=s, stage=j,
+                                            purpose=SEARCH, coupled=self.paired)]
+        for task, enc in zip(tasks, sampler.run(tasks)):
+            # float32 halves the memory; an event is whatever the chosen rule selects, so
+            # rounding while searching cannot affect soundness (float-bit attacks need the bits)
+            if not self.floating_point:
+                enc.X = enc.X.astype(np.float32)
+            self.samples[task.pair, task.side].append(enc)
+            self.kept[task.pair] += task.size if task.side == 0 else 0
+        for p in self.active:
+            for s in (0, 1):
+                self.samples[p, s] = [Encoded.concat(self.samples[p, s])]
+        return cap
+
+    def _models(self, p: int, data: dict, cap: int, relearned: list):
+        """Pair p's learned models: reused if its sample has not grown since they were learned.
+        They are kept for later stages only once search is down to `active_pairs` pairs
+        (before that, pruning drops most of them unused)."""
+        sizes = (len(data[p][0]), len(data[p][1]))
+        if p in self.learned and self.learned[p][0] == sizes:
+            return self.learned[p][1]
+        relearned.append(sum(sizes))
+        models = learn_pair(*data[p], self.floating_point, self.paired)
+        if self.kept[p] >= cap and len(self.active) <= self.settings.active_pairs:
+            self.learned[p] = (sizes, models)
+        return models
+
+    def stage(self, sampler, j, n_j, n_final, delta, level, K, planned=None) -> Chosen:
+        """Draw stage j's search runs for the active pairs, learn attacks, rank candidate
+        events: the best K for thresholds planned at `planned` certifying runs per input
+        (default n_j) and `level` per bound, with `n_final` the last stage's size."""
+        cap = self._draw(sampler, j, n_j)
+        data = {p: (self.samples[p, 0][0], self.samples[p, 1][0]) for p in self.active}
+        return_freed_memory()
+        relearned: list = []
+
+        def rank(p):
+            return pair_events(p, self._models(p, data, cap, relearned), planned or n_j, delta,
+                               level, n_final, sampler.chunk_size)
+
+        # pairs are learned side by side on threads (numpy's sorts and reductions release the
+        # GIL); results come back in pair order, so the candidates do not depend on n_jobs
+        per_pair = ([rank(p) for p in self.active] if len(self.active) == 1 else
+                    Parallel(n_jobs=sampler.n_jobs, backend="threading")(
+                        delayed(rank)(p) for p in self.active))
+        return_freed_memory()
+        candidates = sorted((c for found in per_pair for c in found),
+                            key=lambda c: -c.expected_epsilon)
+        return Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned))
+
+    def prune(self, pool: list[Candidate]) -> None:
+        """Keep searching only the `active_pairs` pairs whose events promise most; free the
+        others' samples and models."""
+        self.active = most_promising_pairs(pool, self.settings.active_pairs) or self.active
+        for p in set(range(len(self.kept))) - set(self.active):
+            self.samples[p, 0], self.samples[p, 1] = [], []
+            self.learned.pop(p, None)

@@ -1,0 +1,132 @@
+"""Which candidate events a stage certifies and tracks. Everything here is decided on search data
+or on counts of earlier stages' samples, never on the counts that certify, so any choice is sound
+(docs/method.md, "Choosing the events")."""
+from __future__ import annotations
+
+import math
+from itertools import zip_longest
+
+import numpy as np
+
+from ..attacks import Candidate, retune
+
+
+def by_promise(candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates, the highest expected bound first."""
+    return sorted(candidates, key=lambda c: -c.expected_epsilon)
+
+
+def tuning_index(cand: Candidate) -> int:
+    """The index, in the candidate's tuning grid, of the threshold it was (re)tuned to."""
+    return int(np.argmin(np.abs(np.asarray(cand.tuning.thresholds) - cand.threshold)))
+
+
+def distinct(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop candidates that are one event with a better one before them: the same search-sample
+    counts of the same pair and direction (several models often find one event), the same model
+    object, sign and threshold (a carried-over candidate and a fresh search of the same complete
+    search sample), or, for re-tuned candidates, the same hits under both inputs on their common
+    tuning sample (several models of a discrete output often retune onto one output, and
+    tracked several times it takes the places of other pairs' events). A carried-over candidate
+    keeps the search counts of the event it started from, so carried and freshly searched
+    candidates are otherwise never merged."""
+    out, seen = [], set()
+    for c in candidates:
+        keys = [(c.pair, c.direction, c.search_counts, c.tuning is None),
+                (c.pair, c.direction, id(c.model), c.sign, c.threshold)]
+        if c.tuning is not None:
+            t, i = c.tuning, tuning_index(c)
+            keys.append((c.pair, c.direction, int(t.k_p[i]), t.m_p, int(t.k_q[i]), t.m_q))
+        if not any(k in seen for k in keys):
+            seen.update(keys)
+            out.append(c)
+    return out
+
+
+def carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
+               chunk_size: int = 0) -> list[Candidate]:
+    """Candidates tracked on the previous stage's certifying sample, with thresholds re-chosen on
+    those counts for this stage's size n. That sample is independent of this stage's certifying
+    sample, so it can choose this stage's events; being fresh, it is free of the selection bias
+    of the data the model was fitted on. Where it was drawn in paired blocks, thresholds are
+    planned on paired standard errors (`retune`; `chunk_size` sets the coupled certificate's
+    blocks)."""
+    return [retune(c, c.tuning, n, delta, level, chunk_size) for c in tracked]
+
+
+def hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Candidate]:
+    """The K events of a measurement run's one certifying stage while search is still running:
+    the best re-tuned and the best freshly searched candidates in turn. Neither ranking can be
+    trusted over the other: a fresh search's best tail threshold among thousands is often luck
+    (the winner's curse), while the tracked grids, counted on the previous stage's sample, can
+    be too thin to see a rare event that the search sample did. Certifying both and reporting
+    the larger costs a Bonferroni share, not a gamble."""
+    turns = [c for both in zip_longest(distinct(by_promise(tuned)),
+                                       distinct(by_promise(searched))) for c in both if c]
+    return distinct(turns)[:K]
+
+
+def _same_hits(c: Candidate, h, out: list, hits: list) -> bool:
+    return any(o.pair == c.pair and o.direction == c.direction and oh is not None
+               and all(np.array_equal(x, y) for x, y in zip(oh, h))
+               for o, oh in zip(out, hits))
+
+
+def same_events_merged(events: list[Candidate], data: dict,
+                       most: int | None = None) -> list[Candidate]:
+    """Drop an event that selects exactly the same search outputs, under both inputs, as a
+    better one of the same pair and direction: two models (or a model learned at two stages)
+    often define one event, and certifying it twice only halves each bound's share of α;
+    tracking it twice takes another event's place. Judged on search data (`data`: pair →
+    search outputs of D and D'). `most`: stop once that many are kept."""
+    out, hits = [], []
+    for c in events:
+        if most is not None and len(out) == most:
+            break
+        h = None
+        if c.pair in data:
+            h = tuple(c.hits(enc) for enc in data[c.pair])
+            if _same_hits(c, h, out, hits):
+                continue
+        out.append(c)
+        hits.append(h)
+    return out
+
+
+def tuning_standard_error(cand: Candidate) -> float:
+    """The standard error of the log-ratio estimate at the candidate's threshold on its tuning
+    counts: the paired one where they were counted in paired blocks, else sqrt(1/k_p + 1/k_q)
+    (inf where one count is 0)."""
+    _, k_p, k_q, _, _, variance = cand.tuning
+    i = tuning_index(cand)
+    if not (k_p[i] > 0 and k_q[i] > 0):
+        return math.inf
+    return math.sqrt(variance[i] if variance is not None else 1 / k_p[i] + 1 / k_q[i])
+
+
+def concentrate(events: list[Candidate], n: int, delta: float, level_alone: float,
+                chunk_size: int = 0, lead_z: float = 2.0) -> list[Candidate]:
+    """A measurement run's certifying stage: all of α on its best re-tuned event when the others
+    are clearly not worth their share. Alone, the best event's threshold is re-chosen for all of
+    α (`level_alone`: the per-bound level of one event with all of α) and its expected bound
+    rises by `gain`. The others are dropped only if every one is expected below it by more than
+    `gain` and by more than `lead_z` standard errors of its tuning estimate: the best of a
+    threshold grid is itself a winner's-curse pick, and then the hedge of `hedged` is what
+    saves the bound."""
+    best = events[0] if events else None
+    if best is None or best.tuning is None or any(
+            c.expected_epsilon > best.expected_epsilon for c in events[1:]):
+        return events
+    alone = retune(best, best.tuning, n, delta, level_alone, chunk_size)
+    lead = max(alone.expected_epsilon - best.expected_epsilon,
+               lead_z * tuning_standard_error(best))
+    if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - lead:
+        return events
+    return [alone]
+
+
+def last_stage_pairs(tracked: list[Candidate], searching: list[int], K: int,
+                     n_pairs: int) -> int:
+    """The most pairs a last stage's K events can come from, for a time budget's projection:
+    the tracked candidates' pairs and, while search runs, any active pair."""
+    return min(K, len({c.pair for c in tracked} | set(searching))) or min(K, n_pairs)

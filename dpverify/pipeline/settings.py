@@ -1,0 +1,41 @@
+"""The pipeline's tuning constants, as one object a run is given (`AuditRun(settings=...)`).
+
+None of them touches soundness: they decide how much is searched, which events are kept and how
+samples are drawn, never how a certifying count becomes a bound. Their reasons and the
+measurements behind them are in docs/method.md ("Stages", "Search", "Time budgets")."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..stats import MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_HITS_PER_BLOCK
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Tuning of one audit run; the defaults are what `dpverify.audit` uses."""
+
+    first_stage: int = 1 << 10         # certifying runs per input at the first stage (at least)
+    growth: int = 4                    # each stage certifies on `growth`× the runs of the last
+    search_cap: int = 1 << 19          # search runs per input a pair's sample may hold
+    search_memory_bytes: int = 384 << 20  # ... less if the active pairs' samples outgrow this
+    prune_after_stage: int = 5         # from this stage on only the most promising pairs ...
+    active_pairs: int = 3              # ... this many, get more search samples
+    search_precision: float = 0.01     # search stops once the best log-ratio is known to ±this
+    paired_search: bool = True         # search rows of D and D' share seeds (common random numbers)
+    min_tuning_block_runs: int = 1 << 10  # paired blocks of tracked grids, at least this long
+    tracked: int = 4                   # candidates whose grids are counted while certifying
+    budget_samples_factor: int = 16    # a time budget's default last stage may grow this much
+    concentrate_z: float = 2.0         # the lead, in standard errors, to put all of α on one event
+    min_coupled_hits_per_block: float = MIN_COUPLED_HITS_PER_BLOCK  # coupled t-test's condition
+    min_coupled_block_runs: int = MIN_COUPLED_BLOCK_RUNS  # a certifying block's least size
+    # how a certifying stage's certificates are chosen: "pilot" (by what the pilot expects to
+    # certify more), "never" (independent samples only), "always" (every event coupled wherever
+    # blocks fit: for testing the coupled certificate's soundness on any mechanism)
+    coupling: str = "pilot"
+
+    def __post_init__(self):
+        if self.coupling not in ("pilot", "never", "always"):
+            raise ValueError(f"coupling must be 'pilot', 'never' or 'always', got {self.coupling!r}")
+
+
+DEFAULT_SETTINGS = Settings()
