@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from dpverify.attacks import BinnedLikelihoodRatio, Candidate, learn_binned_ratio
+from dpverify.certify import Certificate
 from dpverify.encoding import encode
 
 
@@ -210,9 +211,9 @@ def test_each_direction_gets_the_threshold_its_own_sweeps_plan_best(seed):
             expected, ratio = expected_bound_and_method(kp, mp, kq, mq, n, 0.0, level)
             i = int(np.argmax(expected))
             if best is None or expected[i] > best[0]:
-                best = (expected[i], sign, t[i], bool(ratio[i]))
+                best = (expected[i], sign, t[i], Certificate.independent(ratio[i]))
         c = found[direction]
-        assert (c.expected_epsilon, c.sign, c.threshold, c.ratio_test) == best
+        assert (c.expected_epsilon, c.sign, c.threshold, c.certificate) == best
         assert c.pair == 3 and c.potential >= c.expected_epsilon
 
 

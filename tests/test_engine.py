@@ -286,20 +286,20 @@ def test_only_events_with_enough_disagreements_per_block_are_certified_coupled()
     # event 1 falls back to two Clopper–Pearson bounds, and neither keeps the ratio test (its
     # counts would be dependent).
     from dpverify.attacks import Candidate, Coordinate
-    from dpverify.certify import choose_coupling
+    from dpverify.certify import Certificate, choose_coupling
     from dpverify.stats import MIN_COUPLED_HITS_PER_BLOCK
-    events = [Candidate(0, 0, Coordinate(0), 1, t, 0.1, (0, 1, 0, 1), ratio_test=True)
+    events = [Candidate(0, 0, Coordinate(0), 1, t, 0.1, (0, 1, 0, 1),
+                        certificate=Certificate.RATIO_TEST)
               for t in (0.0, 5.0)]
     m = 1 << 16
     rates = {0: (9000, 8150, m, 900, 0.7), 1: (60, 58, m, 30, 1e-6)}
     assert 30 < MIN_COUPLED_HITS_PER_BLOCK < 900
     out, pairs, block = choose_coupling(events, rates, 1 << 22, 1 << 18, 0.0, 0.05)
     assert pairs == {0} and block == 1 << 16
-    assert [c.coupled for c in out] == [True, False]
-    assert not any(c.ratio_test for c in out)
+    assert [c.certificate for c in out] == [Certificate.COUPLED, Certificate.TWO_BOUNDS]
     # with the rare event alone nothing couples, and its ratio test stays
     out, pairs, _ = choose_coupling(events[1:], {0: rates[1]}, 1 << 22, 1 << 18, 0.0, 0.05)
-    assert not pairs and out[0].ratio_test and not out[0].coupled
+    assert not pairs and out[0].certificate is Certificate.RATIO_TEST
 
 
 def test_coupled_chunks_share_a_seed_across_the_two_inputs_only():

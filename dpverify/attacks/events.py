@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..certify.certificates import Certificate
 from ..encoding import Encoded
 from .base import ScoreModel
 
@@ -49,12 +50,10 @@ class Candidate:
     potential: float = -np.inf  # best expected bound of this model at the final sample size
     grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
     tuning: Tuning | None = None  # threshold-tuning counts on a fresh sample (`retune`)
-    # certify with the one-bound ratio test (δ = 0, stats.ratio_epsilon_bound) instead of two
-    # Clopper–Pearson bounds; chosen with the threshold, on the same search or tuning counts
-    ratio_test: bool = False
-    # certify on common random numbers (stats.coupled_epsilon_bound); chosen on a coupled pilot
-    # drawn before the certifying sample (certify.pilot.choose_coupling)
-    coupled: bool = False
+    # how the event will be certified: the ratio test or two bounds are chosen with the
+    # threshold, on the same search or tuning counts; the coupled t-test on a pilot drawn before
+    # the certifying sample (certify.pilot.choose_coupling)
+    certificate: Certificate = Certificate.TWO_BOUNDS
 
     def hits(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
         """Which outputs fall in the event; `score`: the model's scores of enc, if known (else

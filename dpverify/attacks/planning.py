@@ -19,6 +19,7 @@ from ..encoding import Encoded
 from ..stats import (coupled_block_size, expected_bound_and_method,
                      expected_paired_bound_and_method, paired_log_ratio_variance)
 from .base import ScoreModel
+from ..certify.certificates import Certificate
 from .events import Candidate, Tuning
 
 SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors before planning
@@ -192,7 +193,7 @@ def _best_per_direction(model, pair, sweeps, expected, ratio, promised) -> list[
             best[w.direction] = Candidate(pair, w.direction, model, w.sign,
                                           float(w.thresholds[i]), float(expected[start + i]),
                                           (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q), potential,
-                                          ratio_test=bool(ratio[start + i]))
+                                          certificate=Certificate.independent(ratio[start + i]))
         elif potential > best[w.direction].potential:
             best[w.direction].potential = potential
     return [best[d] for d in (0, 1) if best[d] is not None]
@@ -250,4 +251,5 @@ def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level:
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (pipeline.search.precise_enough)
     return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
-                   grid=None, tuning=tuning, ratio_test=bool(ratio[i]))
+                   grid=None, tuning=tuning,
+                   certificate=Certificate.independent(ratio[i]))

@@ -21,11 +21,10 @@ class Certificate(enum.Enum):
     COUPLED = COUPLED         # t-test over blocks drawn on shared seeds, at 2·level (§2)
 
     @classmethod
-    def of(cls, cand) -> "Certificate":
-        """The certificate chosen for candidate `cand` (its `coupled` and `ratio_test` flags)."""
-        if cand.coupled:
-            return cls.COUPLED
-        return cls.RATIO_TEST if cand.ratio_test else cls.TWO_BOUNDS
+    def independent(cls, ratio_test) -> "Certificate":
+        """The certificate of an event counted on independent samples: the ratio test where the
+        planner expects it to certify more (δ = 0 only), else two bounds."""
+        return cls.RATIO_TEST if ratio_test else cls.TWO_BOUNDS
 
 
 def event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks=None) -> float:
@@ -33,10 +32,9 @@ def event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks=None) -> float:
     sample was drawn: the coupled t-test on `blocks` = (per-block hits under P, under Q, runs
     per block) at 2·level, the conditional ratio test at 2·level (one bound each), else two
     Clopper–Pearson bounds at level."""
-    certificate = Certificate.of(cand)
-    if certificate is Certificate.COUPLED:
+    if cand.certificate is Certificate.COUPLED:
         return float(coupled_epsilon_bound(*blocks, delta, 2 * level))
-    if certificate is Certificate.RATIO_TEST:
+    if cand.certificate is Certificate.RATIO_TEST:
         return float(ratio_epsilon_bound(k_p, k_q, 2 * level))
     return float(certified_epsilon(k_p, n_p, k_q, n_q, delta, level))
 
@@ -46,8 +44,7 @@ def witness_of(pairs, cand, k_p, n_p, k_q, n_q, delta, level, stage, blocks=None
     at `stage`, certified at `level` per bound; `blocks` as for `event_bound`."""
     first, second = pairs[cand.pair]
     D, D_prime = (first, second) if cand.direction == 0 else (second, first)
-    certificate = Certificate.of(cand)
-    coupled = certificate is Certificate.COUPLED
+    coupled = cand.certificate is Certificate.COUPLED
     return Witness(
         D=D, D_prime=D_prime, event=cand.describe(), attack=cand.model.kind,
         count_D=int(k_p), samples_D=int(n_p), count_D_prime=int(k_q), samples_D_prime=int(n_q),
@@ -55,7 +52,7 @@ def witness_of(pairs, cand, k_p, n_p, k_q, n_q, delta, level, stage, blocks=None
         epsilon_lower_bound=event_bound(cand, k_p, n_p, k_q, n_q, delta, level, blocks),
         epsilon_estimate=plug_in_epsilon(k_p, n_p, k_q, n_q, delta), stage=stage,
         support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
-        certificate=certificate.value, level=float(level),
+        certificate=cand.certificate.value, level=float(level),
         **({"blocks_D": tuple(int(k) for k in blocks[0]),
             "blocks_D_prime": tuple(int(k) for k in blocks[1]), "block_size": int(blocks[2])}
            if coupled else {}))

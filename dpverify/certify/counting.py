@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .certificates import Certificate
 from .evaluator import PROBE_STRIDE, PairEvaluator
 from ..sampling import CERTIFY, poisson_sample_size, split_into_chunks
 
@@ -82,5 +83,5 @@ def grid_counts(cands, i, counts_p, counts_q, n_p, n_q, fraction):
     k_p, k_q = grid_slice(cands, i, counts_p, counts_q)
     return {"thresholds": cand.grid, "k_p": k_p, "k_q": k_q,
             "n_p": n_p, "n_q": n_q, "k_event": (counts_p[i], counts_q[i]), "fraction": fraction,
-            "ratio_test": cand.ratio_test,
+            "ratio_test": cand.certificate is Certificate.RATIO_TEST,
             "privacy_loss": cand.model.privacy_loss(cand.sign)}

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..sampling import TIMING, split_into_chunks
+from .certificates import Certificate
 from ..stats import (MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size, expected_bound_and_method,
                      expected_certified_epsilon, expected_coupled_epsilon)
 
@@ -110,7 +111,8 @@ def choose_coupling(events, rates: PilotRates, n: int, chunk_size: int, delta: f
     however the inputs' runs depend on each other; the ratio test needs independent Poisson
     counts). Blocks hold at least `min_block_runs` runs (`stats.coupled_block_size`). Returns
     the events with their certificates set, the coupled pairs and the block size."""
-    events = [replace(c, coupled=False) if c.coupled else c for c in events]  # none carried over
+    events = [replace(c, certificate=Certificate.TWO_BOUNDS)  # none carried over
+              if c.certificate is Certificate.COUPLED else c for c in events]
     block = coupled_block_size(n, chunk_size, min_block_runs)
     if block < 1 or not rates:
         return events, frozenset(), block
@@ -122,7 +124,8 @@ def choose_coupling(events, rates: PilotRates, n: int, chunk_size: int, delta: f
         if mine and max(expected[i][2] for i in mine) > max(expected[i][1] for i in mine):
             chosen.add(p)
     out = [c if c.pair not in chosen else
-           replace(c, ratio_test=False, coupled=i in rates and expected[i][2] > expected[i][0])
+           replace(c, certificate=Certificate.COUPLED if i in rates and expected[i][2] > expected[i][0]
+                   else Certificate.TWO_BOUNDS)
            for i, c in enumerate(events)]
     return out, frozenset(chosen), block
 
@@ -132,5 +135,5 @@ def coupled_everywhere(events, block: int):
     sound for any mechanism, as the t-test compares i.i.d. block totals (used to test it)."""
     if not block or not events:
         return events, frozenset(), block
-    return ([replace(c, coupled=True, ratio_test=False) for c in events],
+    return ([replace(c, certificate=Certificate.COUPLED) for c in events],
             frozenset(c.pair for c in events), block)

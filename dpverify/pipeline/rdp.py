@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import pairs as pairs_module
 from ..attacks import Candidate, count_at_least, learn_models
-from ..certify import witness_of
+from ..certify import Certificate, witness_of
 from ..certify.evaluator import PairEvaluator
 from ..mechanism import as_mechanism
 from ..renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
@@ -61,7 +61,7 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
                                       float(cp_lower(k_q, n, level)), float(cp_upper(k_q, n, level)),
                                       alpha_r)
             # fixed sample sizes here: the witness's ε shown with the two-bound certificate
-            witness = witness_of(pair_list, replace(cand, ratio_test=False), k_p, n, k_q, n,
+            witness = witness_of(pair_list, replace(cand, certificate=Certificate.TWO_BOUNDS), k_p, n, k_q, n,
                                  0.0, level, 2)
         runs = sampler.runs
     return RenyiAuditResult(

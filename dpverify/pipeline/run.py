@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Tuning, curve_grid, tuning_grid
-from ..certify import (certifying_counts, choose_coupling, grid_counts, grid_slice, pilot,
+from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice, pilot,
                        privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
@@ -331,7 +331,7 @@ class AuditRun:
         k_p, k_q = counted.counts[key][i], counted.counts[other][i]
         n_p, n_q = counted.runs[key], counted.runs[other]
         blocks = ((counted.blocks[key][:, i], counted.blocks[other][:, i], plan.block)
-                  if cand.coupled else None)
+                  if cand.certificate is Certificate.COUPLED else None)
         w = witness_of(self.pair_list, cand, k_p, n_p, k_q, n_q, self.request.delta, plan.level,
                        stage.index, blocks)
         if self.best is None or w.epsilon_lower_bound > self.best.epsilon_lower_bound:
