@@ -1,4 +1,4 @@
-"""Claims of composed and grouped mechanisms (seeds 000, 001; theory.md §1), and mechanisms
+"""Claims of composed and grouped mechanisms (docs/theory.md §1), and mechanisms
 built by composition, so a pipeline can be audited against the theorem's claim.
 
 - Sequential composition of (εᵢ, δᵢ)-DP mechanisms on the same data: (Σεᵢ, Σδᵢ).

@@ -37,6 +37,10 @@ class TargetError(DpVerifyError):
     """A CLI target does not exist or holds no decorated mechanism."""
 
 
+class GateError(DpVerifyError):
+    """`dpverify gate` cannot run: unreadable baseline, failing git, clashing names."""
+
+
 class PrivacyViolation(DpVerifyError, AssertionError):
     """Raised by the pytest integration when a violation is certified; carries the result."""
 

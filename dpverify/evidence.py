@@ -1,6 +1,7 @@
 """Evidence in the mechanism's own terms: the outputs that make up a witness's event, the pair
-with the coordinates that differ, and a certified bound written so that it never reads as more
-than was certified.
+with the coordinates that differ, a certified bound written so that it never reads as more
+than was certified, and the one place a witness is written down (the terminal summary, the
+pytest failure, report.md and index.html lay out the same phrases).
 
 Nothing here certifies anything. The outputs shown are counted on an *illustrative* sample of
 fresh runs drawn after the audit under a seed stream of their own (`sampling.ILLUSTRATE`): they
@@ -9,7 +10,11 @@ show what the event looks like, while the bound comes only from the certifying c
 """
 from __future__ import annotations
 
+import html
+import json
 import math
+from dataclasses import dataclass
+
 import numpy as np
 
 # Runs per input of the illustrative sample, at most: enough to show the common outputs of an
@@ -211,7 +216,7 @@ def collect_examples(mech, D, D_prime, in_event, seed: int, pair: int, runs: int
     """Draw `runs` fresh outputs on each input (seed stream `sampling.ILLUSTRATE`, in this
     process) and return the event's most frequent outputs with their counts (`event_examples`).
     `in_event(encoded)` says which encoded outputs fall in the event."""
-    from .encoding import encode
+    from .sampling.encoding import encode
     from .sampling import ILLUSTRATE, ChunkTask, draw_outputs
 
     drawn = []
@@ -238,6 +243,190 @@ def with_examples(mech, witness, event, seed: int, samples_per_side: int):
     return replace(witness, examples=examples, examples_runs=runs)
 
 
+# ------------------------------------------------------------------------------------------------
+# Writing a witness down. Every phrase about a witness is written here once; the terminal summary
+# (`Witness.summary_lines`), the pytest failure (`interfaces/pytest_plugin.py`), report.md and
+# index.html (`interfaces/report.py`) lay the same phrases out in their own form.
+# ------------------------------------------------------------------------------------------------
+
+TWO_BOUNDS = "two Clopper–Pearson bounds"  # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
+RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
+COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
+# The certificates in plain words, and where docs/method.md explains each.
+CERTIFICATE_WORDS = {
+    TWO_BOUNDS: "counting the event on fresh runs of each input (two Clopper–Pearson bounds)",
+    RATIO_TEST: "the share of the event's hits that came from D (an exact binomial test)",
+    COUPLED: "running D and D' on the same random numbers, block by block (a t-test on the "
+             "blocks)",
+}
+CERTIFICATE_DOCS = {
+    TWO_BOUNDS: "docs/method.md#two-bounds-certificate",
+    RATIO_TEST: "docs/method.md#ratio-test-certificate",
+    COUPLED: "docs/method.md#coupled-certificate",
+}
+SUPPORT_MISMATCH_NOTE = ("  [support mismatch: never seen under D'; the bound is limited by the "
+                         "sample size and ε may be infinite]")
+
+
+def short_number(value) -> str:
+    """A float to 4 significant digits; anything else (an int, JSON's "inf") as it is."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def certificate_words(kind) -> str:
+    """How the bound was certified, in plain words (the kind itself if it is not known)."""
+    return CERTIFICATE_WORDS.get(kind, kind)
+
+
+def counts_text(w) -> str:
+    """"k/n under D vs k'/n' under D'": the event's hits on the certifying sample."""
+    return (f"{w.count_D:,}/{w.samples_D:,} under D vs "
+            f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'")
+
+
+def certificate_how(w: dict) -> str:
+    """How the witness's bound follows from its counts (`w` in its JSON form), in one line a
+    reader can recheck."""
+    eps = float(w["epsilon_lower_bound"])  # JSON documents spell infinities "inf"/"-inf"
+    if w.get("certificate") == RATIO_TEST and math.isfinite(eps):
+        share = 1.0 / (1.0 + math.exp(-eps))  # π_L, since ε = ln(π_L/(1 − π_L))
+        hits = w["count_D"] + w["count_D_prime"]
+        return (f"{RATIO_TEST}: the share of the {hits:,} hits that came from D, "
+                f"P[S|D]/(P[S|D] + P[S|D']), is ≥ {share:.6g} (Clopper–Pearson), "
+                "so ε ≥ ln(share/(1 − share))")
+    if w.get("certificate") == COUPLED and w.get("blocks_D"):
+        return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
+                "input, each block's runs of D and D' drawn from one shared seed and the blocks "
+                "from independent seeds; a one-sided t-test on the blocks' rates (Fieller's "
+                "bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) ≤ ε from "
+                "below (the block counts are in result.json)")
+    return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
+            "upper bound on P[M(D') ∈ S])")
+
+
+@dataclass(frozen=True)
+class TerminalLayout:
+    """How a terminal shows a witness: each line is `indent`, the label padded to
+    `label_width`, a space and the text. `whole_pair`: D and D' in full on two lines (else
+    `pair_text`, abbreviated on one); `details`: the support-mismatch note and the link to the
+    certificate's section of docs/method.md."""
+
+    indent: str
+    label_width: int
+    whole_pair: bool
+    details: bool
+
+
+SUMMARY_LAYOUT = TerminalLayout("           ", 0, whole_pair=False, details=True)
+FAILURE_LAYOUT = TerminalLayout("  ", 8, whole_pair=True, details=False)
+
+
+def witness_rows(w, layout: TerminalLayout) -> list[tuple[str, str]]:
+    """(label, text) of the pair, the event, the counts and the certificate."""
+    if layout.whole_pair:
+        pair = [("pair", f"D = {format_value(plain(w.D))}"),
+                ("", f"D' = {format_value(plain(w.D_prime))}")]
+    else:
+        pair = [("pair", pair_text(w.D, w.D_prime))]
+    counts = counts_text(w)
+    certificate = certificate_words(w.certificate)
+    if layout.details:
+        counts += SUPPORT_MISMATCH_NOTE if w.support_mismatch else ""
+        certificate += f" ({CERTIFICATE_DOCS[w.certificate]})"
+    return pair + [("event", w.event), ("counts", counts), ("certified by", certificate)]
+
+
+def witness_lines(w, layout: TerminalLayout = SUMMARY_LAYOUT) -> list[str]:
+    """A witness for a terminal: its rows, then its event's most frequent outputs."""
+    lines = [f"{layout.indent}{label:<{layout.label_width}} {text}"
+             for label, text in witness_rows(w, layout)]
+    return lines + example_lines(w.examples, w.examples_runs, indent=layout.indent)
+
+
+def witness_markdown(w: dict, claimed: dict) -> list[str]:
+    """A witness (JSON form) as report.md's bullet list, `claimed` the entry's claim."""
+    rows = [("pair", f"D = `{w['D']}`, D' = `{w['D_prime']}`")]
+    if "epsilon" in claimed:
+        claim = claimed["epsilon"]
+        bound = lower_bound_text(float(w["epsilon_lower_bound"]), claim)
+        rows.append(("", f"certified ε ≥ {bound} against the claimed ε = {claim:g}"))
+    rows += [("event", w["event"]),
+             ("counts", f"{w['count_D']}/{w['samples_D']} under D, "
+                        f"{w['count_D_prime']}/{w['samples_D_prime']} under D'"),
+             ("Clopper–Pearson", f"P[M(D) ∈ S] ≥ {short_number(w['p_lower'])}, "
+                                 f"P[M(D') ∈ S] ≤ {short_number(w['q_upper'])}"),
+             (f"certified by {certificate_link(w.get('certificate'))}", certificate_how(w)),
+             ("plug-in ε estimate on this event", short_number(w["epsilon_estimate"]))]
+    lines = [f"- {label}: {text}" if label else f"- {text}" for label, text in rows]
+    lines += examples_markdown(w)
+    if w["support_mismatch"]:
+        lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
+                     f"{w['count_D']} times under D and never under D'; the finite bound "
+                     "only reflects the sample size")
+    return lines
+
+
+def certificate_link(kind) -> str:
+    """The certificate in plain words with a Markdown link to its section of docs/method.md."""
+    if kind not in CERTIFICATE_WORDS:
+        return str(kind)
+    return f"{CERTIFICATE_WORDS[kind]} ([how]({CERTIFICATE_DOCS[kind]}))"
+
+
+def witness_table(w, claimed_epsilon: float) -> list[tuple[str, str]]:
+    """A witness as index.html's table: (label, text) rows."""
+    d = w.as_dict()
+    return [("certified ε ≥", lower_bound_text(w.epsilon_lower_bound, claimed_epsilon)
+             + f" (claimed ε = {claimed_epsilon:g})"),
+            ("pair D", json.dumps(d["D"])), ("pair D′", json.dumps(d["D_prime"])),
+            ("event S", w.event),
+            ("hits under D", f"{w.count_D:,} / {w.samples_D:,}"),
+            ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
+            ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
+            ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}"),
+            ("certified by", certificate_words(w.certificate)),
+            ("how", certificate_how(d)),
+            ("plug-in ε on S", f"{w.epsilon_estimate:.4g}")]
+
+
+def examples_markdown(w: dict) -> list[str]:
+    """The event's most frequent outputs on the illustrative sample, as a Markdown table."""
+    examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
+    if not examples:
+        return []
+    lines = ["", f"Outputs in the event (illustrative sample of {runs:,} fresh runs per input, "
+                 "not part of the bound):", "",
+             "| output | under D | under D' |", "|---|---|---|"]
+    for e in examples:
+        shown = e["output"] + (f" (e.g. {'; '.join(e['e.g.'])})" if e.get("e.g.") else "")
+        lines.append(f"| `{shown}` | {percent(e['count_D'], runs)} ({e['count_D']:,}) | "
+                     f"{percent(e['count_D_prime'], runs)} ({e['count_D_prime']:,}) |")
+    return lines
+
+
+def examples_html(w: dict) -> str:
+    """The event's most frequent outputs on the illustrative sample, as an HTML table."""
+    examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
+    if not examples:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{html.escape(str(e['output']))}</code>"
+        + (f"<br><small>e.g. {html.escape(str('; '.join(e['e.g.'])))}</small>"
+           if e.get("e.g.") else "")
+        + f"</td><td>{percent(e['count_D'], runs)}</td><td>{percent(e['count_D_prime'], runs)}"
+          "</td></tr>" for e in examples)
+    return (f"<p>Outputs in the event, on an illustrative sample of {runs:,} fresh runs per "
+            "input (not part of the bound):</p><table><tr><th>output</th><th>share of runs on "
+            f"D</th><th>share of runs on D′</th></tr>{rows}</table>")
+
+
 __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_text",
            "floor_to", "lower_bound_text", "illustration_size", "grouped_by_shape",
-           "event_examples", "percent", "example_lines", "collect_examples", "with_examples"]
+           "event_examples", "percent", "example_lines", "collect_examples", "with_examples",
+           "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
+           "SUPPORT_MISMATCH_NOTE", "short_number", "certificate_words", "certificate_link",
+           "counts_text", "certificate_how", "TerminalLayout", "SUMMARY_LAYOUT", "FAILURE_LAYOUT",
+           "witness_rows", "witness_lines", "witness_markdown", "witness_table",
+           "examples_markdown", "examples_html"]

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from .attacks import search_pair
-from .encoding import Encoded
+from .sampling.encoding import Encoded
 from .mechanism import as_mechanism
 from .pairs import PairSearch, PairSet, all_differ, one_differ
 from .sampling import PAIR_SEARCH, Sampler, split_into_chunks

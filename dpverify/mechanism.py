@@ -97,7 +97,7 @@ class Mechanism:
     randomness: str = "rng"
     zcdp: float | None = None  # rho: a rho-zCDP claim instead of (epsilon, delta)
     # the audit's default `samples` for this mechanism (certifying runs per input at the last
-    # stage); None: the engine's default for its form (pipeline.default_samples)
+    # stage); None: the engine's default for its form (options.default_samples)
     samples: int | None = None
     # a decorator whose arguments (or whose function's signature) cannot be audited: the error,
     # naming the mechanism, that every audit of it raises (`as_mechanism`). Recorded instead of

@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .evidence import example_lines, lower_bound_text, pair_text
+# Witness.certificate is one of TWO_BOUNDS, RATIO_TEST, COUPLED: their names and plain words are
+# written with the rest of a witness's text in evidence.py
+from .evidence import (CERTIFICATE_DOCS, CERTIFICATE_WORDS, COUPLED, RATIO_TEST,  # noqa: F401
+                       TWO_BOUNDS, lower_bound_text, witness_lines)
 
 
 def jsonable(value: Any):
@@ -33,21 +36,6 @@ def jsonable(value: Any):
     return value
 
 
-TWO_BOUNDS = "two Clopper–Pearson bounds"        # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
-RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
-COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
-# The certificates in plain words, and where docs/method.md explains each.
-CERTIFICATE_WORDS = {
-    TWO_BOUNDS: "counting the event on fresh runs of each input (two Clopper–Pearson bounds)",
-    RATIO_TEST: "the share of the event's hits that came from D (an exact binomial test)",
-    COUPLED: "running D and D' on the same random numbers, block by block (a t-test on the "
-             "blocks)",
-}
-CERTIFICATE_DOCS = {
-    TWO_BOUNDS: "docs/method.md#two-bounds-certificate",
-    RATIO_TEST: "docs/method.md#ratio-test-certificate",
-    COUPLED: "docs/method.md#coupled-certificate",
-}
 # Said wherever an audit of a mechanism declared with randomness="own" is shown.
 OWN_RANDOMNESS_NOTE = ("           own randomness: the mechanism draws its own noise, so this "
                        "seed does not reproduce this bound (the confidence still holds; "
@@ -104,17 +92,10 @@ class Witness:
         return self.count_D_prime / self.samples_D_prime
 
     def summary_lines(self) -> list[str]:
-        """The pair, the event, the counts and the certificate, as the summaries print them;
-        the pair abbreviated without hiding a coordinate where D and D' differ."""
-        return ([f"           pair {pair_text(self.D, self.D_prime)}",
-                 f"           event {self.event}",
-                 f"           counts {self.count_D:,}/{self.samples_D:,} under D vs "
-                 f"{self.count_D_prime:,}/{self.samples_D_prime:,} under D'"
-                 + ("  [support mismatch: never seen under D'; the bound is limited by the "
-                    "sample size and ε may be infinite]" if self.support_mismatch else ""),
-                 f"           certified by {CERTIFICATE_WORDS[self.certificate]} "
-                 f"({CERTIFICATE_DOCS[self.certificate]})"]
-                + example_lines(self.examples, self.examples_runs))
+        """The pair, the event, the counts and the certificate, as the summaries print them
+        (`evidence.witness_lines`); the pair abbreviated without hiding a coordinate where D and
+        D' differ."""
+        return witness_lines(self)
 
     def as_dict(self) -> dict:
         d = asdict(self)

@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    from dpverify.report import write_report
+    from dpverify.interfaces.report import write_report
 
     for name, mech in examples().items():
         folder = (args.out / name).resolve()

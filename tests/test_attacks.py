@@ -4,7 +4,7 @@ import pytest
 
 from dpverify.attacks import BinnedLikelihoodRatio, Candidate, learn_binned_ratio
 from dpverify.certify import Certificate
-from dpverify.encoding import encode
+from dpverify.sampling.encoding import encode
 
 
 def _encoded(x):
@@ -107,7 +107,7 @@ def test_linear_score_counts_absent_coordinates_as_zero(absent):
     """Absent coordinates (NaN, e.g. ⊥) count 0, whether they are common or only in a few rows
     past the first ones (where the fast path scores first and mends those rows after)."""
     from dpverify.attacks import LinearScore
-    from dpverify.encoding import Encoded
+    from dpverify.sampling.encoding import Encoded
     rng = np.random.default_rng(1)
     X = rng.normal(size=(5000, 6))
     if absent == "a few rows":

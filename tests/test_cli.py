@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpverify.cli import main
+from dpverify.interfaces.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

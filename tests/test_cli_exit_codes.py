@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import dpverify.engine
-from dpverify.cli import EXIT_CODES, main
+import dpverify.pipeline
+from dpverify.interfaces.cli import EXIT_CODES, main
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--samples", "20000", "--jobs", "1"]
@@ -66,12 +66,12 @@ def usage_error(capsys, *args) -> str:
 
 @pytest.mark.parametrize("extra,message", [
     (["--jobs", "0"], "--jobs 0 runs nothing"),
-    (["--samples", "-5"], "--samples must be ≥ 100"),
+    (["--samples", "-5"], "--samples must be an integer ≥ 100"),
     (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
     (["--confidence", "nan"], "--confidence must be in (0, 1)"),
     (["--epsilon", "-1"], "epsilon must be > 0"),
     (["--delta", "2"], "delta must be in [0, 1)"),
-    (["--seed", "-1"], "--seed must be ≥ 0"),
+    (["--seed", "-1"], "--seed must be a non-negative integer"),
 ])
 @pytest.mark.parametrize("command", ["audit", "gate"])
 def test_bad_option_values_exit_2_before_any_audit(mechs, tmp_path, capsys, command, extra,
@@ -178,7 +178,7 @@ def test_an_internal_error_exits_2_in_one_line_and_debug_shows_the_traceback(
         mechs, tmp_path, capsys, monkeypatch, command):
     def broken(*args, **kwargs):
         raise RuntimeError("something dpverify did not expect")
-    monkeypatch.setattr(dpverify.engine, "audit", broken)
+    monkeypatch.setattr(dpverify, "audit", broken)
     args = [command, f"{mechs}:good", *FAST]
     if command == "gate":
         args += ["--baseline", tmp_path / "b.json", "--update-baseline"]
@@ -198,14 +198,14 @@ def test_findings_exit_1_and_passes_0(mechs, capsys):
 
 
 def test_exit_codes_are_documented_in_help_and_docstrings(capsys):
-    import dpverify.cli
-    import dpverify.gate
+    import dpverify.interfaces.cli
+    import dpverify.interfaces.gate
     for command in ("audit", "gate"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         out = capsys.readouterr().out
         assert EXIT_CODES in out and "--debug" in out
-    for doc in (dpverify.cli.__doc__, dpverify.gate.__doc__):
+    for doc in (dpverify.interfaces.cli.__doc__, dpverify.interfaces.gate.__doc__):
         doc = " ".join(doc.split())
         assert "Exit codes" in doc and "not a finding" in doc and "2 wins over 1" in doc
 

@@ -6,7 +6,7 @@ definition's values. Speed is measured in scripts/memory.py, never here."""
 import numpy as np
 import pytest
 
-from dpverify.encoding import (HASH_MIX, HASH_MULT, HASH_SHIFT_1, HASH_SHIFT_2, Encoded, encode,
+from dpverify.sampling.encoding import (HASH_MIX, HASH_MULT, HASH_SHIFT_1, HASH_SHIFT_2, Encoded, encode,
                                encode_one, row_hash, row_words_padded)
 from dpverify.errors import MechanismOutputError
 

@@ -193,7 +193,7 @@ def test_a_measurement_run_spends_all_of_alpha_on_its_best_tuned_event_when_the_
 
 def test_events_selecting_the_same_search_outputs_are_certified_once():
     from dpverify.attacks import Candidate, Coordinate
-    from dpverify.encoding import encode
+    from dpverify.sampling.encoding import encode
     from dpverify.pipeline.selection import same_events_merged
 
     a, _ = encode(np.array([0.0, 1.0, 3.0, 4.0]), 4)

@@ -141,7 +141,7 @@ def test_time_limit_must_be_positive():
 
 def test_cli_scheduler_flag_runs_on_an_existing_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")
-    from dpverify.cli import main
+    from dpverify.interfaces.cli import main
 
     target = "mechanisms_under_test.noisy_max:rnm3"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dpverify
-from dpverify.report import write_report
+from dpverify.interfaces.report import write_report
 from mechanisms_under_test.basic import make_laplace, make_randomized_response
 from mechanisms_under_test.svt import make_svt4
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dpverify.cli import main
-from dpverify.gate import compare
+from dpverify.interfaces.cli import main
+from dpverify.interfaces.gate import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--samples", "65536", "--jobs", "1"]

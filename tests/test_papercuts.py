@@ -10,9 +10,9 @@ import pytest
 # pytester's in-process runs restore sys.modules afterwards; import the heavy modules here so
 # numpy's extension modules are never imported twice (as tests/test_plugin.py does).
 import dpverify
-import dpverify.engine  # noqa: F401
-import dpverify.pytest_plugin  # noqa: F401
-from dpverify.cli import main
+import dpverify.pipeline  # noqa: F401
+import dpverify.interfaces.pytest_plugin  # noqa: F401
+from dpverify.interfaces.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--samples", "20000", "--jobs", "1"]

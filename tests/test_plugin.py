@@ -8,8 +8,8 @@ import pytest
 
 # pytester's in-process runs restore sys.modules afterwards; import the heavy modules here so
 # numpy's extension modules are never imported twice.
-import dpverify.engine  # noqa: F401
-import dpverify.pytest_plugin  # noqa: F401
+import dpverify.pipeline  # noqa: F401
+import dpverify.interfaces.pytest_plugin  # noqa: F401
 
 GOOD = textwrap.dedent('''
     import dpverify

@@ -146,7 +146,7 @@ def test_privacy_loss_of_a_discrete_part_is_labelled_as_the_parts(tmp_path):
     from dataclasses import replace
     from mechanisms_under_test.basic import make_randomized_response
     from dpverify.attacks import DiscretePartRatio, KeyLikelihoodRatio
-    from dpverify.plots import privacy_loss_labels, privacy_loss_plot
+    from dpverify.interfaces.plots import privacy_loss_labels, privacy_loss_plot
     keys, log_ratio = np.array([0, 1]), np.log([2.0, 0.5])
     counts = (np.array([60, 40]), np.array([30, 70]))
     whole = KeyLikelihoodRatio(keys, log_ratio, {}, counts)

@@ -9,7 +9,7 @@ import pytest
 
 import dpverify
 from dpverify.attacks import float_bit_pattern, whitening
-from dpverify.report import markdown
+from dpverify.interfaces.report import markdown
 from mechanisms_under_test.dpsniper import DPSNIPER, TRUE_EPSILON_DPSNIPER
 from mechanisms_under_test.floating_point import (FLOATING, TRUE_EPSILON_FLOATING,
                                                    snapping_grid)
@@ -104,7 +104,7 @@ def test_coordinate_sum_scores_like_per_coordinate_table_lookups():
     sum of per-coordinate cell lookups, absent (NaN) cells and a split of NaN (a coordinate
     never present while learning: everything present counts as below) included."""
     from dpverify.attacks import CoordinateSum
-    from dpverify.encoding import Encoded
+    from dpverify.sampling.encoding import Encoded
     rng = np.random.default_rng(3)
     d, n = 6, 2000
     edges = [np.array([rng.normal()]) for _ in range(d - 1)] + [np.array([np.nan])]
@@ -159,7 +159,7 @@ def test_shrunk_coordinate_sum_learns_equal_weights_for_laplace_parallel():
     input, the raw per-coordinate contrasts are noise-dominated; the shrunk ones must all point
     the right way and lie within a factor 1.5 of each other, on each of 5 seeds."""
     from dpverify.attacks import learn_coordinate_sums
-    from dpverify.encoding import encode
+    from dpverify.sampling.encoding import encode
     mech = DPSNIPER["laplace_parallel"]
     for seed in range(5):
         rng = np.random.default_rng(seed)
@@ -196,7 +196,7 @@ def _log_ratio_of_top_event(model, a, b):
 
 def test_parts_ratio_finds_the_joint_event_of_independent_discrete_and_masked_parts():
     from dpverify.attacks import DiscretePartRatio, PartsLikelihoodRatio, learn_models
-    from dpverify.encoding import encode
+    from dpverify.sampling.encoding import encode
 
     rng = np.random.default_rng(11)
     n = 40_000
@@ -212,7 +212,7 @@ def test_parts_ratio_finds_the_joint_event_of_independent_discrete_and_masked_pa
 
 def test_discrete_part_keys_agree_on_float32_search_and_float64_certifying_data():
     from dpverify.attacks import learn_discrete_part_ratio
-    from dpverify.encoding import encode
+    from dpverify.sampling.encoding import encode
 
     rng = np.random.default_rng(12)
     a, b = (encode(_mixed_outputs(rng, 5000, f), 5000)[0] for f in (True, False))
@@ -227,7 +227,7 @@ def test_discrete_part_keys_agree_on_float32_search_and_float64_certifying_data(
 
 def test_no_discrete_part_for_outputs_that_are_all_continuous_or_all_discrete():
     from dpverify.attacks import learn_discrete_part_ratio
-    from dpverify.encoding import encode
+    from dpverify.sampling.encoding import encode
 
     rng = np.random.default_rng(13)
     continuous = [encode(rng.normal(size=(4000, 3)), 4000)[0] for _ in range(2)]

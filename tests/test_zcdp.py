@@ -10,9 +10,9 @@ from scipy.stats import binom
 
 import dpverify
 import dpverify.pipeline  # noqa: F401  (pytester runs restore sys.modules; import numpy once)
-import dpverify.pytest_plugin  # noqa: F401
+import dpverify.interfaces.pytest_plugin  # noqa: F401
 from dpverify import pairs as P
-from dpverify.cli import main
+from dpverify.interfaces.cli import main
 from dpverify.renyi import renyi_bernoulli, renyi_lower_bound
 from dpverify.zcdp import (ORDERS, ZcdpAuditResult, audit_zcdp, certified_rho, error_split,
                            implied_epsilon, renyi_curve_lower)

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 
 MAX_COORDINATES = 32  # models read at most this many leading numeric coordinates of an output
 

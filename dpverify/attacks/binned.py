@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from .base import MAX_COORDINATES, ScoreModel
 from .ratios import bin_index, cell_counts, locate, log_ratio_by_value, smoothed_log_ratio
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from .base import MAX_COORDINATES, ScoreModel
 from .ratios import SMOOTHING, smoothed_log_ratio
 

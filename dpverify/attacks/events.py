@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..certify.certificates import Certificate
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from .base import ScoreModel
 
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from .base import ScoreModel
 from .ratios import log_ratio_by_value, lookup_log_ratio
 

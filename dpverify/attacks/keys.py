@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..encoding import Encoded, row_hash
+from ..sampling.encoding import Encoded, row_hash
 from .base import MAX_COORDINATES, ScoreModel
 from .ratios import bin_index, log_ratio_by_value, lookup_log_ratio
 

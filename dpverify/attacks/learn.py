@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from .base import ScoreModel
 from .binned import learn_binned_ratio
 from .coordinate_sums import learn_coordinate_sums

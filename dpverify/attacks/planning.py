@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from ..stats import (coupled_block_size, expected_bound_and_method,
                      expected_paired_bound_and_method, paired_log_ratio_variance)
 from .base import ScoreModel

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 
 if TYPE_CHECKING:
     from ..attacks import Candidate

@@ -183,8 +183,8 @@ class TimeBudget:
         projected to take more than LAST_SEARCH_SHARE of the time left. A last stage then
         certifies the events tuned on the stage before's fresh sample instead of searching
         again: a bound's margin shrinks as 1/√runs, so the better model a last search may learn
-        rarely repays a search that leaves counting less than half of the time (SVT34Parallel,
-        30 s: a last search of 6.7 s projected with 8.1 s left, on 16 wide masked outputs)."""
+        rarely repays a search that leaves counting less than half of the time
+        (docs/scaling.md, "Time budgets")."""
         return self.search.project(*search_now) > LAST_SEARCH_SHARE * self.remaining()
 
     def size_without_search(self, planned: int, pairs: int, events: int) -> int:
@@ -202,11 +202,9 @@ class TimeBudget:
         `measured`: seconds per run per input of counting exactly those events, timed on a
         pilot (`certify.pilot.pilot`); without it the rate is projected from the stage before
         (`CountingCost.seconds_per_run`), which counted other candidates and tracked grids and
-        overestimates the rate by up to 2× (RAPPOR: 1.1 µs projected, 0.59 µs measured)...
-        and can underestimate it as much where the events' model is dear to score (RAPPOR's
-        binned-ratio events: 1.3 µs projected, 2.5 µs measured, a 30 s budget overrun by 15 s).
-        So with a measured rate the stage may also shrink to what the time left buys, though
-        never below `least` (the engine passes the size of the stage before it): its events then
+        can be off by 2× either way (docs/scaling.md, "Time budgets"). So with a measured rate
+        the stage may also shrink to what the time left buys, though never below `least` (the
+        pipeline passes the size of the stage before it): its events then
         certify on fewer runs than their thresholds were planned for, the bound a little less
         tight but the budget kept. Without one it never shrinks: the projection alone is too
         rough to take runs away on."""

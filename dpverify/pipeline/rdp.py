@@ -17,7 +17,8 @@ from ..renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_
 from ..result import RenyiAuditResult
 from ..sampling import CERTIFY, Sampler, checked_search_samples, split_into_chunks
 from ..stats import cp_lower, cp_upper, wilson_bounds
-from .request import default_divergence_samples, validate_options
+from ..options import default_divergence_samples
+from .request import validate_options
 
 RDP_SEARCH_SAMPLES = 1 << 17
 
@@ -32,7 +33,7 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
     alpha_r, rho = validate_rdp(rdp if rdp is not None else mech.rdp)
-    confidence = validate_options(confidence, samples, seed, 1)
+    confidence = validate_options(confidence, samples, seed, 1, n_jobs)
     pair_list = pairs_module.normalize(pairs if pairs is not None else mech.pairs)
     n = int(samples or default_divergence_samples(mech))
     level = (1.0 - confidence) / 4

@@ -1,74 +1,29 @@
-"""An (ε, δ) audit's options, validated once, with the claim that applies to its pairs."""
+"""An (ε, δ) audit's options, validated by `dpverify.options` (the checks the CLI, gate and
+pytest plugin share), with the claim that applies to its pairs."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from ..compose import group_claim
 from ..errors import InvalidClaimError
 from ..mechanism import validate_claim
+from ..options import (DEFAULT_SAMPLES_BATCHED, check_certify_per_stage, check_confidence,
+                       check_jobs, check_samples, check_seconds,
+                       check_seconds_mode, check_seed, check_time_limit, default_samples)
 
-DEFAULT_SAMPLES_BATCHED = 1 << 22
-DEFAULT_SAMPLES_SCALAR = 1 << 17
 BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
 
 
-def default_samples(mech) -> int:
-    """The certifying runs per input at the last stage when `audit` is given no `samples`: what
-    the mechanism declared (`@dpverify.mechanism(samples=...)`, set by the library adapters),
-    else DEFAULT_SAMPLES_BATCHED for the batched form and DEFAULT_SAMPLES_SCALAR for the
-    scalar one."""
-    if mech.samples is not None:
-        return mech.samples
-    return DEFAULT_SAMPLES_BATCHED if mech.batched else DEFAULT_SAMPLES_SCALAR
-
-
-def default_divergence_samples(mech) -> int:
-    """Runs per input for a zCDP or RDP audit's fresh sample when none are given: what the
-    mechanism declared, else a quarter of the (ε, δ) default for the batched form (it counts one
-    event, not K per stage) and the scalar default for the scalar one."""
-    return mech.samples or (DEFAULT_SAMPLES_BATCHED // 4 if mech.batched
-                            else DEFAULT_SAMPLES_SCALAR)
-
-
-def validate_budget(seconds, stop_early) -> float:
-    if stop_early:
-        raise InvalidClaimError("seconds= is the time budget of a measurement run: pass "
-                                "stop_early=False as well (to bound an ordinary audit's time, "
-                                "use time_limit=)")
-    try:
-        seconds = float(seconds)
-    except (TypeError, ValueError):
-        raise InvalidClaimError(f"seconds must be a positive number, got {seconds!r}")
-    if not (seconds > 0 and math.isfinite(seconds)):
-        raise InvalidClaimError(f"seconds must be a positive number, got {seconds!r} (e.g. 60)")
-    return seconds
-
-
-def validate_options(confidence, samples, seed, certify_per_stage) -> float:
-    try:
-        confidence = float(confidence)
-    except (TypeError, ValueError):
-        raise InvalidClaimError(f"confidence must be a number in (0, 1), got {confidence!r}")
-    if not (0.0 < confidence < 1.0):
-        raise InvalidClaimError(f"confidence must be in (0, 1), got {confidence!r} (e.g. 0.95)")
-    if samples is not None and (not isinstance(samples, (int, np.integer)) or samples < 100):
-        raise InvalidClaimError(f"samples must be an integer ≥ 100 (runs per input), got {samples!r}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidClaimError(f"seed must be a non-negative integer, got {seed!r}")
-    if not isinstance(certify_per_stage, int) or certify_per_stage < 1:
-        raise InvalidClaimError("certify_per_stage must be a positive integer")
+def validate_options(confidence, samples, seed, certify_per_stage, n_jobs=-1) -> float:
+    """The options every audit takes, checked as the CLI, gate and plugin check them
+    (`dpverify.options`); returns the confidence as a float."""
+    confidence = check_confidence(confidence)
+    check_samples(samples)
+    check_seed(seed)
+    check_certify_per_stage(certify_per_stage)
+    check_jobs(n_jobs)
     return confidence
-
-
-def validate_time_limit(time_limit) -> float | None:
-    if time_limit is not None and not (float(time_limit) > 0):
-        raise InvalidClaimError(f"time_limit must be a positive number of seconds, got "
-                                f"{time_limit!r}")
-    return None if time_limit is None else float(time_limit)
 
 
 @dataclass(frozen=True)
@@ -115,23 +70,25 @@ def _group_claim(eps, dlt, distance):
 
 
 def build_request(mech, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
-                  seed=0, certify_per_stage=2, time_limit=None, stop_early=True,
+                  seed=0, n_jobs=-1, certify_per_stage=2, time_limit=None, stop_early=True,
                   floating_point=None, seconds=None, **passed) -> AuditRequest:
     """Validate `dpverify.audit`'s options for mechanism `mech` (errors in the order a user
     meets them: claim, options, group claim, budget, time limit) and fill in the defaults
-    declared with `@dpverify.mechanism`. `passed`: options taken as they are (n_jobs, backend,
+    declared with `@dpverify.mechanism`. `passed`: options taken as they are (backend,
     progress, curves)."""
     eps, dlt = _claim(mech, epsilon, delta, pairs)
-    confidence = validate_options(confidence, samples, seed, certify_per_stage)
+    confidence = validate_options(confidence, samples, seed, certify_per_stage, n_jobs)
     given_pairs = pairs if pairs is not None else mech.pairs
     eps, dlt = _group_claim(eps, dlt, getattr(given_pairs, "distance", 1))
     if seconds is not None:
-        seconds = validate_budget(seconds, stop_early)
+        check_seconds_mode(stop_early)
+        seconds = check_seconds(seconds)
     if samples is None:
         samples = default_samples(mech) * (BUDGET_SAMPLES_FACTOR if seconds is not None else 1)
     return AuditRequest(
         epsilon=eps, delta=dlt, pairs=given_pairs, confidence=confidence, samples=int(samples),
-        seed=seed, certify_per_stage=certify_per_stage,
-        time_limit=validate_time_limit(time_limit), stop_early=stop_early,
+        seed=seed, n_jobs=n_jobs, certify_per_stage=certify_per_stage,
+        time_limit=None if time_limit is None else check_time_limit(time_limit),
+        stop_early=stop_early,
         floating_point=bool(mech.floating_point if floating_point is None else floating_point),
         seconds=seconds, **passed)

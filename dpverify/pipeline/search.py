@@ -11,7 +11,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..attacks import Candidate, learn_pair, pair_events
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from ..sampling import SEARCH, return_freed_memory, split_into_chunks
 from .settings import DEFAULT_SETTINGS, Settings
 

@@ -1,4 +1,5 @@
-"""Chunked, seeded, parallel runs of a mechanism on one input.
+"""Sampling and encoding: chunked, seeded, parallel runs of a mechanism on one input, and their
+outputs turned into what the attacks read.
 
 Reproducibility: every chunk draws from its own `SeedSequence(seed, spawn_key=(pair, side,
 stage, purpose, chunk))`; a coupled chunk puts COUPLED_SIDES in place of the side, so M(D) and
@@ -6,12 +7,14 @@ M(D') draw it from the same seed (common random numbers) while different chunks 
 independent. Chunk boundaries depend only on the sample count, never on `n_jobs` or the
 backend, so one seed gives the same result however the work is spread.
 Memory: a certifying chunk returns only its event counts; a search chunk returns its encoded
-outputs, and the engine caps how many search outputs it keeps.
+outputs, and the pipeline caps how many search outputs it keeps.
 
 Modules:
 - `chunks`:  ChunkTask, split_into_chunks, the purposes (SEARCH, CERTIFY, PREFLIGHT,
              PAIR_SEARCH, TIMING, ILLUSTRATE) that keep seed streams apart, poisson_sample_size;
 - `draw`:    one chunk: draw_outputs (the mechanism's runs) and run_chunk (drawn and encoded);
+- `encoding`: outputs → discrete keys, numeric features, flags for ⊥/None, float bits
+             (`Encoded`, `encode`);
 - `sampler`: the Sampler, which runs chunks in parallel (joblib threads or loky processes, or
              dask) and turns worker failures into dpverify errors;
 - `checks`:  the pre-flight (check_uses_rng, check_chunks_differ) and checked_search_samples;

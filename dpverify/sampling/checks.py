@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoding import Encoded
+from .encoding import Encoded
 from ..errors import RandomnessError
 from .chunks import PREFLIGHT, SEARCH, ChunkTask, split_into_chunks
 from .draw import describe_input

@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..encoding import Encoded, encode
+from .encoding import Encoded, encode
 from ..errors import MechanismError, MechanismOutputError, where_raised
 from ..mechanism import Mechanism
 from .chunks import ChunkTask

@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
-from ..encoding import Encoded, Schema
+from .encoding import Encoded, Schema
 from ..errors import (AuditTimeoutError, DpVerifyError, InvalidClaimError, MechanismError,
                       MechanismOutputError, WorkerDiedError)
 from ..mechanism import Mechanism

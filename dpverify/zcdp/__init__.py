@@ -27,11 +27,9 @@ against k²ρ (group privacy of zCDP, Bun & Steinke 2016).
 from .audit import audit_zcdp
 from .maths import (DEFAULT_DELTA, ORDERS, certified_rho, error_split, implied_epsilon,
                     planned_rho, renyi_curve_lower, validate_delta)
-from .report import is_zcdp_entry, markdown_lines, renyi_plot, table_cells, write_zcdp_plots
 from .result import ZcdpAuditResult
 from ..renyi import renyi_bernoulli
 
 __all__ = ["audit_zcdp", "ZcdpAuditResult", "implied_epsilon", "renyi_bernoulli",
            "renyi_curve_lower", "certified_rho", "planned_rho", "error_split", "validate_delta",
-           "write_zcdp_plots", "renyi_plot", "DEFAULT_DELTA", "ORDERS", "is_zcdp_entry",
-           "markdown_lines", "table_cells"]
+           "DEFAULT_DELTA", "ORDERS"]

@@ -10,11 +10,12 @@ from .. import pairs as pairs_module
 from ..certify.certificates import SUPPORT_MISMATCH_HITS
 from ..attacks import Candidate, count_at_least, learn_models
 from ..certify.evaluator import PairEvaluator
-from ..encoding import Encoded
+from ..sampling.encoding import Encoded
 from ..errors import InvalidClaimError
 from ..mechanism import as_mechanism, validate_zcdp
 from ..pipeline import audit
-from ..pipeline.request import default_divergence_samples, validate_options
+from ..options import default_divergence_samples
+from ..pipeline.request import validate_options
 from ..result import TWO_BOUNDS, Witness
 from ..sampling import CERTIFY, Sampler, checked_search_samples, split_into_chunks
 from ..stats import certified_epsilon, cp_lower, cp_upper, plug_in_epsilon
@@ -42,7 +43,7 @@ def audit_zcdp(mechanism, rho=None, pairs=None, confidence=0.95, samples=None, s
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
     rho, delta = _claim(mech, rho, delta)
-    confidence = validate_options(confidence, samples, seed, 1)
+    confidence = validate_options(confidence, samples, seed, 1, n_jobs)
     if time_limit is not None and not (float(time_limit) > 0):
         raise InvalidClaimError(f"time_limit must be a positive number of seconds, got "
                                 f"{time_limit!r}")

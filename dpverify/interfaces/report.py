@@ -2,54 +2,12 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
-from .evidence import lower_bound_text, percent
-from .result import CERTIFICATE_DOCS, CERTIFICATE_WORDS, COUPLED, RATIO_TEST, jsonable
-from .zcdp import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
-
-
-def certificate_text(w: dict) -> str:
-    """How the witness's bound follows from its counts, in one line a reader can recheck."""
-    eps = float(w["epsilon_lower_bound"])  # JSON documents spell infinities "inf"/"-inf"
-    if w.get("certificate") == RATIO_TEST and math.isfinite(eps):
-        share = 1.0 / (1.0 + math.exp(-eps))  # π_L, since ε = ln(π_L/(1 − π_L))
-        hits = w["count_D"] + w["count_D_prime"]
-        return (f"{RATIO_TEST}: the share of the {hits:,} hits that came from D, "
-                f"P[S|D]/(P[S|D] + P[S|D']), is ≥ {share:.6g} (Clopper–Pearson), "
-                "so ε ≥ ln(share/(1 − share))")
-    if w.get("certificate") == COUPLED and w.get("blocks_D"):
-        return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
-                "input, each block's runs of D and D' drawn from one shared seed and the blocks "
-                "from independent seeds; a one-sided t-test on the blocks' rates (Fieller's "
-                "bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) ≤ ε from "
-                "below (the block counts are in result.json)")
-    return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
-            "upper bound on P[M(D') ∈ S])")
-
-
-def certificate_words(w: dict) -> str:
-    """The certificate in plain words, with a link to its section of docs/method.md."""
-    kind = w.get("certificate")
-    if kind not in CERTIFICATE_WORDS:
-        return str(kind)
-    return f"{CERTIFICATE_WORDS[kind]} ([how]({CERTIFICATE_DOCS[kind]}))"
-
-
-def examples_markdown(w: dict) -> list[str]:
-    """The event's most frequent outputs on the illustrative sample, as a Markdown table."""
-    examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
-    if not examples:
-        return []
-    lines = ["", f"Outputs in the event (illustrative sample of {runs:,} fresh runs per input, "
-                 "not part of the bound):", "",
-             "| output | under D | under D' |", "|---|---|---|"]
-    for e in examples:
-        shown = e["output"] + (f" (e.g. {'; '.join(e['e.g.'])})" if e.get("e.g.") else "")
-        lines.append(f"| `{shown}` | {percent(e['count_D'], runs)} ({e['count_D']:,}) | "
-                     f"{percent(e['count_D_prime'], runs)} ({e['count_D_prime']:,}) |")
-    return lines
+from ..evidence import (examples_html, lower_bound_text, short_number, witness_markdown,
+                        witness_table)
+from ..result import jsonable
+from .zcdp_report import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
 
 
 def _lower(r: dict) -> str:
@@ -62,13 +20,8 @@ def _mismatch(r: dict) -> str:
     return " (support mismatch: likely ∞)" if r.get("support_mismatch") else ""
 
 
-def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def markdown(document: dict) -> str:
+    """report.md: a table of the results, then a section per mechanism with its witness."""
     lines = ["# dpverify audit report", "",
              "A *violation* is certified at the stated confidence. A *pass* means no violation "
              "was found at this budget; it is not a proof of privacy.", "",
@@ -83,8 +36,9 @@ def markdown(document: dict) -> str:
             lines.append(f"| {r['mechanism']} | {r['verdict']} | {claim} | {certified} | "
                          f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
             continue
-        lines.append(f"| {r['mechanism']} | {r['verdict']} | ({_fmt(r['claimed']['epsilon'])}, "
-                     f"{_fmt(r['claimed']['delta'])}) | "
+        lines.append(f"| {r['mechanism']} | {r['verdict']} | "
+                     f"({short_number(r['claimed']['epsilon'])}, "
+                     f"{short_number(r['claimed']['delta'])}) | "
                      f"{_lower(r)}{_mismatch(r)} | "
                      f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
     for r in document["results"]:
@@ -94,29 +48,11 @@ def markdown(document: dict) -> str:
             continue
         if is_zcdp_entry(r):
             lines += zcdp_markdown_lines(r)
-        w = r.get("witness")
-        if w:
-            lines.append(f"- pair: D = `{w['D']}`, D' = `{w['D_prime']}`")
-            if "epsilon" in r["claimed"]:
-                claim = r["claimed"]["epsilon"]
-                lines.append(f"- certified ε ≥ "
-                             f"{lower_bound_text(float(w['epsilon_lower_bound']), claim)} "
-                             f"against the claimed ε = {claim:g}")
-            lines += [f"- event: {w['event']}",
-                      f"- counts: {w['count_D']}/{w['samples_D']} under D, "
-                      f"{w['count_D_prime']}/{w['samples_D_prime']} under D'",
-                      f"- Clopper–Pearson: P[M(D) ∈ S] ≥ {_fmt(w['p_lower'])}, "
-                      f"P[M(D') ∈ S] ≤ {_fmt(w['q_upper'])}",
-                      f"- certified by {certificate_words(w)}: {certificate_text(w)}",
-                      f"- plug-in ε estimate on this event: {_fmt(w['epsilon_estimate'])}"]
-            lines += examples_markdown(w)
-            if w["support_mismatch"]:
-                lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
-                             f"{w['count_D']} times under D and never under D'; the finite bound "
-                             "only reflects the sample size")
+        if r.get("witness"):
+            lines += witness_markdown(r["witness"], r["claimed"])
         if r["verdict"] == "pass" and "resolution" in r:
-            lines.append(f"- resolution: a true ε of about {_fmt(r['resolution'])} on this "
-                         "event would have been caught half the time")
+            lines.append(f"- resolution: a true ε of about {short_number(r['resolution'])} on "
+                         "this event would have been caught half the time")
         if r.get("reproducible") is False:
             lines.append("- own randomness: the mechanism draws its own noise, so the same "
                          "seed need not reproduce this bound; the confidence still holds "
@@ -134,8 +70,9 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
     """DIR/result.json, DIR/report.md, DIR/index.html (self-contained) and PNG plots
     (DIR/tradeoff.png, DIR/delta_curve.png, DIR/pvalue.png; one folder per mechanism when there
     are several). `mechanisms` (same order as results) supplies known exact trade-off curves."""
+    from ..zcdp import ZcdpAuditResult
+    from .zcdp_report import write_zcdp_plots
     from .plots import write_plots
-    from .zcdp import ZcdpAuditResult, write_zcdp_plots
 
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "result.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
@@ -179,20 +116,6 @@ def _img(path: Path, first: bool = False) -> str:
     return f'<img alt="{_esc(path.stem)}"{cls} src="data:image/png;base64,{data}">'
 
 
-def _examples_html(w: dict) -> str:
-    examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
-    if not examples:
-        return ""
-    rows = "".join(
-        f"<tr><td><code>{_esc(e['output'])}</code>"
-        + (f"<br><small>e.g. {_esc('; '.join(e['e.g.']))}</small>" if e.get("e.g.") else "")
-        + f"</td><td>{percent(e['count_D'], runs)}</td><td>{percent(e['count_D_prime'], runs)}"
-          "</td></tr>" for e in examples)
-    return (f"<p>Outputs in the event, on an illustrative sample of {runs:,} fresh runs per "
-            "input (not part of the bound):</p><table><tr><th>output</th><th>share of runs on "
-            f"D</th><th>share of runs on D′</th></tr>{rows}</table>")
-
-
 def html(document: dict, results, images: dict) -> str:
     """One self-contained page: no external links, plots inlined as data URIs."""
     rows = []
@@ -208,8 +131,8 @@ def html(document: dict, results, images: dict) -> str:
                         f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
             continue
         rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
-                    f"{r['verdict']}</td><td>({_fmt(r['claimed']['epsilon'])}, "
-                    f"{_fmt(r['claimed']['delta'])})</td>"
+                    f"{r['verdict']}</td><td>({short_number(r['claimed']['epsilon'])}, "
+                    f"{short_number(r['claimed']['delta'])})</td>"
                     f"<td>{_lower(r)}{_mismatch(r)}</td>"
                     f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
     parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
@@ -233,22 +156,10 @@ def html(document: dict, results, images: dict) -> str:
             parts.append(f"<p>The implied (ε, δ) claim, audited with the other half of the error "
                          f"budget:</p><pre>{_esc(result.implied.summary())}</pre>")
         if w is not None:
-            d = w.as_dict()
             parts.append("<table>" + "".join(
-                f"<tr><th>{k}</th><td>{_esc(v)}</td></tr>" for k, v in [
-                    ("certified ε ≥", lower_bound_text(w.epsilon_lower_bound,
-                                                      result.claimed_epsilon)
-                     + f" (claimed ε = {result.claimed_epsilon:g})"),
-                    ("pair D", json.dumps(d["D"])), ("pair D′", json.dumps(d["D_prime"])),
-                    ("event S", w.event),
-                    ("hits under D", f"{w.count_D:,} / {w.samples_D:,}"),
-                    ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
-                    ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
-                    ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}"),
-                    ("certified by", CERTIFICATE_WORDS.get(w.certificate, w.certificate)),
-                    ("how", certificate_text(d)),
-                    ("plug-in ε on S", f"{w.epsilon_estimate:.4g}")]) + "</table>")
-            parts.append(_examples_html(d))
+                f"<tr><th>{label}</th><td>{_esc(text)}</td></tr>"
+                for label, text in witness_table(w, result.claimed_epsilon)) + "</table>")
+            parts.append(examples_html(w.as_dict()))
         parts += [_img(p) for p in pictures[1:]]
     parts.append("</body></html>")
     return "\n".join(parts)

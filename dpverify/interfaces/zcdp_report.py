@@ -1,17 +1,17 @@
-"""zCDP results in reports (the interfaces' report and plots call these)."""
+"""zCDP results in reports: the Rényi curve plot and the Markdown lines of a zCDP entry."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from .result import ZcdpAuditResult
+from ..zcdp import ZcdpAuditResult
 
 
 def renyi_plot(result: ZcdpAuditResult, path: Path) -> None:
     """The certified D_α lower-bound curve against the claimed ρα (and k²ρα), log-scaled
     orders."""
-    from ..plots import _save, plt
+    from .plots import plt, save_figure
     orders, lower = np.asarray(result.orders), np.asarray(result.renyi_lower)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     ax.fill_between(orders, 0, result.effective_rho * orders, color="#cfe8cf", alpha=0.6,
@@ -32,7 +32,7 @@ def renyi_plot(result: ZcdpAuditResult, path: Path) -> None:
     ax.text(0.98, 0.02, f"{word}: {result.rho_clause()}\nclaimed {result.claim_text()}, "
             f"confidence {result.confidence:g}", transform=ax.transAxes, fontsize=7,
             ha="right", va="bottom", bbox=dict(fc="white", ec="#999999"))
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def write_zcdp_plots(result: ZcdpAuditResult, directory: Path) -> list[str]:

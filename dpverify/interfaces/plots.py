@@ -14,9 +14,9 @@ from matplotlib.patches import Polygon, Rectangle  # noqa: E402
 from matplotlib.ticker import (FormatStrFormatter, LogLocator, MaxNLocator,  # noqa: E402
                                NullFormatter, NullLocator)
 
-from .evidence import floor_to, lower_bound_text  # noqa: E402
+from ..evidence import floor_to, lower_bound_text  # noqa: E402
 from .figures import allowed_p, figure_data, zoom_window  # noqa: E402
-from .region import boundary  # noqa: E402
+from ..region import boundary  # noqa: E402
 
 
 def _verdict_text(result) -> str:
@@ -33,7 +33,7 @@ def _verdict_box(ax, result, x: float, y: float, extra: str = "", **kw) -> None:
             bbox=dict(fc="white", ec="#999999"), **kw)
 
 
-def _save(fig, path: Path) -> None:
+def save_figure(fig, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -145,7 +145,7 @@ def witness_plot(result, path: Path) -> dict:
     _family_panel(right, result, data)
     fig.suptitle(f"{result.mechanism}: {_verdict_text(result)}", fontsize=10,
                  color=VIOLATION_RED if result.verdict == "violation" else "#1b5e20")
-    _save(fig, path)
+    save_figure(fig, path)
     return data
 
 
@@ -175,7 +175,7 @@ def loss_bounds_plot(result, path: Path, data: dict) -> None:
     ax.set(xlabel="threshold of the witness's score", ylabel="privacy loss ln((p − δ)/q)",
            ylim=(bottom, top), title=f"{result.mechanism}: how much each test reveals")
     ax.legend(fontsize=7.5, loc="lower left")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def tradeoff_plot(result, path: Path, exact_tradeoff=None) -> None:
@@ -202,7 +202,7 @@ def tradeoff_plot(result, path: Path, exact_tradeoff=None) -> None:
            title=f"{result.mechanism}: trade-off plane (linear axes)")
     ax.legend(loc="upper right", fontsize=7.5, framealpha=0.9)
     _verdict_box(ax, result, 0.02, 0.02)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def delta_plot(result, path: Path) -> None:
@@ -229,7 +229,7 @@ def delta_plot(result, path: Path) -> None:
     ax.set(xlabel="ε", ylabel="δ(ε)  (log)", ylim=(floor, 1.0), xlim=(0, eps[-1]),
            title=f"{result.mechanism}: privacy loss profile")
     ax.legend(fontsize=7.5, loc="upper right")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def pvalue_plot(result, path: Path) -> None:
@@ -247,7 +247,7 @@ def pvalue_plot(result, path: Path) -> None:
     ax.set_ylim(max(pv.min(), 1e-30) / 10, 2)
     ax.legend(fontsize=7.5, loc="lower right")
     _verdict_box(ax, result, 0.02, 0.97, va="top")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def privacy_loss_labels(loss: dict) -> tuple[str, str, str]:
@@ -289,7 +289,7 @@ def privacy_loss_plot(result, path: Path) -> None:
                 color="#444444", bbox=dict(facecolor="white", alpha=0.85, edgecolor="none"))
     ax.legend(fontsize=7.5, loc="upper left")
     _verdict_box(ax, result, 0.02, 0.70, va="top")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def write_plots(result, directory: Path, exact_tradeoff=None) -> tuple[list[str], dict | None]:

@@ -14,7 +14,8 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
   the ini option are added to whatever pytest collects anyway;
 - options ``--dpverify-profile {fast,ci}`` (``ci`` when the CI environment variable is set),
   ``--dpverify-seed`` (an integer, or ``random``), ``--dpverify-samples``,
-  ``--dpverify-confidence``, ``--dpverify-jobs`` and ``--dpverify-budget``.
+  ``--dpverify-confidence``, ``--dpverify-jobs`` and ``--dpverify-budget``, defined (with
+  their checks) in `dpverify.options`, as the command line's are.
 
 Flake control. Audits are seeded (default seed 0, each test gets its own seed derived from it and
 its node id), so a run is deterministic. The session budget B (default 0.05) bounds the chance
@@ -34,41 +35,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .evidence import example_lines, format_value, lower_bound_text, plain
-from .result import CERTIFICATE_WORDS
-from .errors import DpVerifyError, PrivacyViolation
-from .loading import module_from_path, mechanisms_in
-from .mechanism import Mechanism
-
-PROFILES = {
-    # certifying samples per input at the last stage; None = the engine default (2^22 batched)
-    "fast": {"samples": 1 << 20},
-    "ci": {"samples": None},
-}
-DEFAULT_BUDGET = 0.05
+from ..errors import DpVerifyError, InvalidClaimError, PrivacyViolation
+from ..evidence import FAILURE_LAYOUT, lower_bound_text, witness_lines
+from ..loading import mechanisms_in, module_from_path
+from ..mechanism import Mechanism
+from ..options import OPTIONS, PLUGIN_INI_HELP, PLUGIN_OPTIONS, PROFILES, check_values
 
 
 def pytest_addoption(parser):
+    """The plugin's options, as dpverify.options defines them."""
     group = parser.getgroup("dpverify", "differential-privacy audits (dpverify)")
-    group.addoption("--dpverify", action="append", default=[], metavar="PATH",
-                    dest="dpverify_paths",
-                    help="collect every @dpverify.mechanism in PATH (file or folder) as a test; "
-                         "repeatable")
-    group.addoption("--dpverify-profile", choices=sorted(PROFILES), default=None,
-                    help="sample budget: fast (2^20 certifying samples per input) or ci (2^22); "
-                         "default ci when the CI environment variable is set, else fast")
-    group.addoption("--dpverify-seed", default="0",
-                    help="root seed of all audits (an integer, or 'random': drawn and printed)")
-    group.addoption("--dpverify-samples", type=int, default=None,
-                    help="certifying samples per input at the last stage (overrides the profile)")
-    group.addoption("--dpverify-confidence", type=float, default=None,
-                    help="confidence of every audit (overrides the session budget split)")
-    group.addoption("--dpverify-jobs", type=int, default=-1, help="parallel workers per audit")
-    group.addoption("--dpverify-budget", type=float, default=DEFAULT_BUDGET,
-                    help="chance that a correct mechanism fails anywhere in the session "
-                         f"(default {DEFAULT_BUDGET})")
-    parser.addini("dpverify_paths", type="paths", default=[],
-                  help="files or folders whose @dpverify.mechanism functions become tests")
+    for name in PLUGIN_OPTIONS:
+        option = OPTIONS[name]
+        default = option.plugin_default
+        group.addoption(option.plugin.flag, **option.plugin.settings, help=option.plugin_help,
+                        default=list(default) if isinstance(default, tuple) else default)
+    parser.addini(OPTIONS["paths"].plugin.ini, type="paths", default=[], help=PLUGIN_INI_HELP)
 
 
 def _in_ci() -> bool:
@@ -81,24 +63,25 @@ class _Settings:
     def __init__(self, config):
         opt = config.option
         self.profile = opt.dpverify_profile or ("ci" if _in_ci() else "fast")
-        if opt.dpverify_seed == "random":
+        self.seed_was_random = opt.dpverify_seed == "random"
+        if self.seed_was_random:
             self.seed = random.SystemRandom().randrange(2**31)
-            self.seed_was_random = True
         else:
             try:
                 self.seed = int(opt.dpverify_seed)
             except ValueError:
                 raise pytest.UsageError("--dpverify-seed takes an integer or 'random'") from None
-            self.seed_was_random = False
-        self.samples = (opt.dpverify_samples if opt.dpverify_samples is not None
-                        else PROFILES[self.profile]["samples"])
         self.confidence = opt.dpverify_confidence
         self.jobs = opt.dpverify_jobs
         self.budget = opt.dpverify_budget
-        if not 0 < self.budget < 1:
-            raise pytest.UsageError("--dpverify-budget must be in (0, 1)")
-        if self.confidence is not None and not 0 < self.confidence < 1:
-            raise pytest.UsageError("--dpverify-confidence must be in (0, 1)")
+        given = {"seed": self.seed, "samples": opt.dpverify_samples,
+                 "confidence": self.confidence, "jobs": self.jobs, "budget": self.budget}
+        try:
+            check_values(given, PLUGIN_OPTIONS, "plugin")
+        except InvalidClaimError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.samples = (opt.dpverify_samples if opt.dpverify_samples is not None
+                        else PROFILES[self.profile]["samples"])
         self.option_paths = [Path(p).resolve() for p in opt.dpverify_paths]
         self.paths = self.option_paths + [Path(p).resolve()
                                           for p in config.getini("dpverify_paths")]
@@ -244,13 +227,7 @@ def violation_report(result, reproduce: str) -> str:
                      f"  {result.rho_clause()} at confidence {result.confidence:.6g}",
                      f"  {result.implied_clause()}"]
     if w is not None:
-        lines += [f"  pair     D = {format_value(plain(w.D))}",
-                  f"           D' = {format_value(plain(w.D_prime))}",
-                  f"  event    {w.event}",
-                  f"  counts   {w.count_D:,}/{w.samples_D:,} under D vs "
-                  f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'",
-                  f"  certified by {CERTIFICATE_WORDS.get(w.certificate, w.certificate)}"]
-        lines += example_lines(w.examples, w.examples_runs, indent="  ")
+        lines += witness_lines(w, FAILURE_LAYOUT)
     lines += [f"  runs     {result.samples:,} in {result.seconds:.2f} s",
               f"  reproduce: {reproduce}"]
     return "\n".join(lines)
@@ -258,7 +235,7 @@ def violation_report(result, reproduce: str) -> str:
 
 def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     """Audit with the session's settings; raise PrivacyViolation with the evidence."""
-    from .engine import audit
+    import dpverify
 
     __tracebackhide__ = True
     settings = node.config._dpverify
@@ -266,8 +243,8 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     samples = kwargs.pop("samples", settings.samples)
     confidence = kwargs.pop("confidence", settings.confidence_for(call_index))
     n_jobs = kwargs.pop("n_jobs", settings.jobs)
-    result = audit(mechanism, seed=seed, samples=samples, confidence=confidence, n_jobs=n_jobs,
-                   **kwargs)
+    result = dpverify.audit(mechanism, seed=seed, samples=samples, confidence=confidence,
+                            n_jobs=n_jobs, **kwargs)
     if result.verdict == "violation":
         raise PrivacyViolation(violation_report(result, reproduce(seed, samples, confidence)),
                                result)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .region import boundary, box_outside
-from .stats import cp_lower, cp_upper
+from ..region import boundary, box_outside
+from ..stats import cp_lower, cp_upper
 
 
 def allowed_p(q, epsilon: float, delta: float):

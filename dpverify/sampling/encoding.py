@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import MechanismOutputError
+from ..errors import MechanismOutputError
 
 # `row_hash`'s splitmix64-style mixing step for each 64-bit word w of a row, all mod 2^64,
 # starting from h = the row's padded width in bytes:

@@ -1,0 +1,265 @@
+"""`dpverify audit TARGET...`: a thin shell over `audit()`; `dpverify gate` lives in gate.py.
+
+Exit codes, the same for `dpverify audit` and `dpverify gate`:
+  0    no finding: every mechanism was audited and none violates its claim (gate: and none
+       drifted from the baseline or is missing from it).
+  1    a finding, and only a finding: a violation (gate: also a drift or a mechanism missing
+       from the baseline).
+  2    not a finding: dpverify could not do what was asked. A bad option value (--jobs 0, a
+       negative --samples, --confidence outside (0, 1), ...), an output path that cannot be
+       written (--json/--report/--junit/--summary/--update-baseline; checked before any audit
+       runs, and a missing parent directory is an error, never created), an unreadable or
+       invalid baseline, a target that cannot be loaded, a mechanism that cannot be run or has
+       an invalid declaration, or an internal error. stderr says what went wrong and what to
+       do in a line starting `dpverify: error:` (or `ERROR      <mechanism>:` for one
+       mechanism), without a Python traceback unless --debug is given. 2 wins over 1: the
+       other mechanisms are still audited and reported.
+  130  interrupted by Ctrl-C (what was certified until then is still printed and written to
+       --json).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import __version__
+from ..errors import DpVerifyError, TargetError
+from ..loading import resolve_target
+from ..options import AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_values
+from .outputs import check_output_dir, check_output_file, say, write_output
+
+EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+EXIT_CODES = """exit codes (audit and gate alike):
+  0    no violation found (gate: and no drift, none missing from the baseline)
+  1    a finding: a violation (gate: also a drift or a mechanism missing from the baseline)
+  2    not a finding: bad option value, unwritable output path (checked before any audit),
+       unreadable baseline, target that cannot be loaded, mechanism that cannot be run or
+       has an invalid declaration, internal error (--debug shows the traceback); 2 wins over 1
+  130  interrupted (Ctrl-C)"""
+
+# Each subcommand: its one-line summary, its description and its options (dpverify.options).
+COMMANDS = {
+    "audit": ("audit mechanisms against their (ε, δ) claim",
+              "Audit every @dpverify.mechanism in the targets. A pass means no violation found "
+              "at this budget, not a proof of privacy.", AUDIT_FLAGS),
+    "gate": ("audit, then fail on a violation or on drift from a baseline",
+             "CI gate: audit the mechanisms, then exit 1 on any violation, on a mechanism "
+             "missing from the baseline, or when a mechanism's estimated ε drifted from the "
+             "baseline: |est − base| > max(tolerance·|base|, 2·(u + u_base)), u the gap "
+             "between estimate and certified bound. Exit 2 on usage errors, an unreadable "
+             "baseline or a mechanism that cannot run.", GATE_FLAGS),
+}
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Wrap one-line descriptions as usual; keep texts laid out in lines (EXIT_CODES) as is."""
+
+    def _fill_text(self, text, width, indent):
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits with 2 too; keep its usage line, add a hint
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"dpverify: error: {message}\n")
+
+
+def add_options(parser: argparse.ArgumentParser, names, command: str) -> None:
+    """Add the options `names` of dpverify.options.OPTIONS to `parser`, as `command` words
+    them."""
+    for name in names:
+        option = OPTIONS[name]
+        text = (option.cli.gate_help if command == "gate" else None) or option.help
+        settings = dict(option.cli.settings, help=text)
+        if option.default is not None:
+            settings["default"] = option.default
+        parser.add_argument(option.cli.flag, **settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `dpverify` parser: `audit` and `gate`, their options from dpverify.options."""
+    parser = _Parser(prog="dpverify", description="Empirical differential-privacy verifier.",
+                     epilog=EXIT_CODES, formatter_class=_Formatter)
+    parser.add_argument("--version", action="version", version=f"dpverify {__version__}")
+    common = argparse.ArgumentParser(add_help=False)  # options of every subcommand
+    add_options(common, COMMON_FLAGS, "audit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command, (summary, description, names) in COMMANDS.items():
+        subparser = sub.add_parser(command, help=summary, parents=[common], epilog=EXIT_CODES,
+                                   formatter_class=_Formatter, description=description)
+        add_options(subparser, names, command)
+    return parser
+
+
+def check_usage(args, command: str) -> None:
+    """The option values of `command` (audit or gate), checked as dpverify.options defines
+    them; InvalidClaimError saying what is allowed."""
+    names = COMMANDS[command][2]
+    check_values({name: getattr(args, name) for name in names}, names, "cli")
+
+
+def _error_entry(name: str, message: str) -> dict:
+    return {"mechanism": name, "verdict": "error", "error": message}
+
+
+def _dask_client(address: str):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise DpVerifyError("--scheduler needs dask.distributed: pip install "
+                            "'dask[distributed]'") from None
+    try:
+        return Client(address, timeout="10s")
+    except OSError as exc:
+        raise DpVerifyError(f"cannot reach the dask scheduler at {address}: {exc}") from None
+
+
+def audit_options(args, mech) -> dict:
+    """The keywords of `dpverify.audit` that `dpverify audit`'s arguments set for `mech`."""
+    from ..pipeline import is_zcdp_claim
+    return dict(epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
+                samples=args.samples, seed=args.seed, n_jobs=args.jobs,
+                backend="dask" if args.scheduler else args.backend, time_limit=args.time_limit,
+                curves=bool(args.report) and not is_zcdp_claim(mech, args.epsilon, args.zcdp),
+                stop_early=not args.measure,
+                floating_point=True if args.floating_point else None,
+                seconds=args.seconds, zcdp=args.zcdp)
+
+
+@dataclass
+class AuditedTargets:
+    """What `dpverify audit` found, in order: JSON entries (errors included), the results and
+    their mechanisms (for the report), and the exit code so far."""
+
+    entries: list = field(default_factory=list)
+    results: list = field(default_factory=list)
+    mechanisms: list = field(default_factory=list)
+    code: int = EXIT_PASS
+
+    def add_error(self, mech, exc: DpVerifyError) -> None:
+        print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
+        self.entries.append(_error_entry(mech.name, str(exc)))
+        self.code = EXIT_ERROR
+
+    def add_result(self, mech, result) -> None:
+        say(result.summary())
+        self.results.append(result)
+        self.mechanisms.append(mech)
+        self.entries.append(result.as_dict())
+        if result.verdict == "violation" and self.code == EXIT_PASS:
+            self.code = EXIT_VIOLATION
+
+
+def audit_each(args, mechanisms) -> AuditedTargets:
+    """Audit the mechanisms one by one, printing each summary (or error) as it comes; stop at
+    Ctrl-C with what was certified until then."""
+    import dpverify
+
+    done = AuditedTargets()
+    client = _dask_client(args.scheduler) if args.scheduler else None
+    for mech in mechanisms:
+        try:
+            result = dpverify.audit(mech, **audit_options(args, mech))
+        except DpVerifyError as exc:
+            done.add_error(mech, exc)
+            continue
+        done.add_result(mech, result)
+        if result.interrupted:
+            print("interrupted: the remaining mechanisms were not audited", file=sys.stderr)
+            done.code = EXIT_INTERRUPTED
+            break
+    if client is not None:
+        client.close()
+    return done
+
+
+def results_document(args, entries: list) -> dict:
+    """The --json document: the entries and how they were made."""
+    return {"results": entries, "meta": {
+        "dpverify": __version__, "python": platform.python_version(), "numpy": np.__version__,
+        "command": ["dpverify"] + sys.argv[1:], "seed": args.seed,
+        "confidence": args.confidence,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+
+
+def write_files(json_path, report_dir, document: dict, done: AuditedTargets) -> None:
+    """--json and --report, when asked for (their paths were checked before the audits)."""
+    from .report import write_report
+
+    if json_path is not None:
+        text = json.dumps(document, indent=2, ensure_ascii=False)
+        write_output("--json", json_path, lambda: json_path.write_text(text, encoding="utf-8"))
+    if report_dir is not None:
+        def report():
+            report_dir.mkdir(exist_ok=True)  # its parent was checked to exist
+            write_report(report_dir, document, done.results, done.mechanisms)
+        write_output("--report", report_dir, report)
+
+
+def run_audit(args) -> int:
+    """Run `dpverify audit` on parsed arguments; return the exit code."""
+    check_usage(args, "audit")  # usage errors before any work: option values, output paths
+    json_path = check_output_file(args.json, "--json") if args.json else None
+    report_dir = check_output_dir(args.report, "--report") if args.report else None
+    mechanisms = []
+    for target in args.targets:
+        try:
+            mechanisms += resolve_target(target)
+        except TargetError as exc:
+            print(f"dpverify: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+    done = audit_each(args, mechanisms)
+    write_files(json_path, report_dir, results_document(args, done.entries), done)
+    n_viol = sum(r.verdict == "violation" for r in done.results)
+    say(f"\n{len(mechanisms)} mechanism(s): {n_viol} violation(s), "
+        f"{len(done.results) - n_viol} pass(es), {len(mechanisms) - len(done.results)} error(s)")
+    return done.code
+
+
+def _first_line(text: str, most: int = 200) -> str:
+    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    return line if len(line) <= most else line[:most - 1] + "…"
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
+    try:
+        if args.command == "audit":
+            return run_audit(args)
+        if args.command == "gate":
+            from .gate import run_gate
+            return run_gate(args)
+    except DpVerifyError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"dpverify: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("dpverify: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug (ours or the environment's): exit 2, never 1
+        if debug:
+            traceback.print_exc()
+        detail = _first_line(exc)
+        print(f"dpverify: error: internal error {type(exc).__name__}"
+              + (f": {detail}" if detail else "")
+              + ("" if debug else "; rerun with --debug for the traceback")
+              + " and report it at the dpverify issue tracker", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""One mechanism's outcome in `dpverify gate`, and the reports made of the outcomes: the
+printed lines, the count line, JUnit XML (--junit) and a Markdown summary (--summary)."""
+from __future__ import annotations
+
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..result import AuditResult
+from .drift import Drift, estimate_of, number_text
+from .outputs import write_output
+
+NOT_IN_BASELINE = "not in baseline: run with --update-baseline"
+
+
+@dataclass
+class Outcome:
+    """One mechanism in a gate run: its audit result (or error), its baseline entry and drift,
+    whether the baseline was updated, and notes on how the runs differ."""
+
+    name: str
+    source: str | None
+    seconds: float
+    result: AuditResult | None = None
+    error: str | None = None
+    baseline: dict | None = None
+    drift: Drift | None = None
+    updated: bool = False
+    notes: list = field(default_factory=list)
+
+    @property
+    def baseline_state(self) -> str | None:
+        """How this run compares with the baseline: "updated", "drift", "no drift" or "missing"
+        (None for an error). The one record that the printed baseline line (`drift_line`), the
+        failures, the JUnit/Markdown reports and the summary counts are all derived from, so a
+        DRIFT or "not in baseline" line is always counted, whatever the verdict beside it."""
+        if self.error is not None:
+            return None
+        if self.updated:
+            return "updated"
+        if self.drift is None:
+            return "missing"
+        return "drift" if self.drift.drifted else "no drift"
+
+    @property
+    def failures(self) -> list[str]:
+        """Why this mechanism fails the gate (empty: it passes; ignored for errors)."""
+        if self.result is None:
+            return []
+        out = []
+        r = self.result
+        if r.verdict == "violation" and getattr(r, "implied", None) is not None:  # zCDP
+            out.append(f"violation: claimed {r.claim_text()}, {r.rho_clause()} at confidence "
+                       f"{r.confidence:g}; {r.implied_clause()}")
+        elif r.verdict == "violation":
+            out.append(f"violation: claimed (ε={r.claimed_epsilon:g}, δ={r.claimed_delta:g}), "
+                       f"certified ε ≥ {number_text(r.epsilon_lower_bound)} at confidence "
+                       f"{r.confidence:g}")
+        state = self.baseline_state
+        if state == "drift":
+            out.append("drift: " + self.drift.describe())
+        elif state == "missing":
+            out.append(self._missing_text())
+        return out
+
+    def _missing_text(self) -> str:
+        # a violation is never written to the baseline: no hint to --update-baseline for it
+        return NOT_IN_BASELINE if self.result.verdict == "pass" else "not in baseline"
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        if self.result.verdict == "violation":
+            return "violation"
+        return {"drift": "drift", "missing": "missing"}.get(self.baseline_state, "pass")
+
+    def drift_column(self) -> str:
+        return {None: "—", "updated": "baseline updated", "missing": "not in baseline",
+                "drift": "**yes**", "no drift": "no"}[self.baseline_state]
+
+    def drift_line(self) -> str:
+        state = self.baseline_state
+        if state == "updated":
+            was = (f"; was {number_text(self.drift.base)}, now {number_text(self.drift.now)}"
+                   if self.drift is not None else "")
+            return "baseline updated" + was
+        if state == "missing":
+            return self._missing_text()
+        return ("DRIFT: " if state == "drift" else "no drift: ") + self.drift.describe()
+
+    def details(self) -> str:
+        if self.error is not None:
+            return f"{self.name} could not be audited: {self.error}"
+        lines = [self.result.summary()]
+        est, lower = estimate_of(self.result)
+        lines.append(f"now:      estimated ε {number_text(est)}, certified ε ≥ "
+                     f"{number_text(lower)}")
+        if self.baseline is not None:
+            b = self.baseline
+            lines.append(f"baseline: estimated ε {number_text(b.get('epsilon_estimate'))}, "
+                         f"certified ε ≥ {number_text(b.get('epsilon_lower_bound'))} "
+                         f"(samples {b.get('samples')}, "
+                         f"seed {b.get('seed')}, event {b.get('witness_event')})")
+        lines.append(self.drift_line())
+        lines += self.notes
+        if self.source:
+            lines.append(f"source: {self.source}")
+        return "\n".join(lines)
+
+
+
+def write_junit(path: Path, outcomes: list[Outcome]) -> None:
+    """--junit: one testcase per mechanism (failure: violation, drift or missing; error)."""
+    failures = sum(o.error is None and bool(o.failures) for o in outcomes)
+    errors = sum(o.error is not None for o in outcomes)
+    total = sum(o.seconds for o in outcomes)
+    counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors),
+              "skipped": "0", "time": f"{total:.3f}"}
+    root = ET.Element("testsuites", name="dpverify gate", **counts)
+    suite = ET.SubElement(root, "testsuite", name="dpverify gate",
+                          timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"), **counts)
+    for o in outcomes:
+        case = ET.SubElement(suite, "testcase", classname="dpverify.gate", name=o.name,
+                             time=f"{o.seconds:.3f}")
+        if o.source:
+            case.set("file", o.source)
+        if o.error is not None:
+            ET.SubElement(case, "error", message=f"could not be audited: {o.error}",
+                          type="error").text = o.details()
+        elif o.failures:
+            ET.SubElement(case, "failure", message="; ".join(o.failures),
+                          type=o.status).text = o.details()
+        else:
+            ET.SubElement(case, "system-out").text = o.details()
+    ET.indent(root)
+    path = Path(path)
+    write_output("--junit", path,
+                 lambda: ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True))
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(outcomes: list[Outcome], counts: str, note: str = "") -> str:
+    """The --summary Markdown: a table of the outcomes, why each failing one fails, and the
+    count line `counts`."""
+    lines = ["## dpverify gate", ""]
+    if note:
+        lines += [note, ""]
+    if outcomes:
+        lines += ["| mechanism | verdict | certified ε ≥ | estimate now | baseline | drift? | "
+                  "seconds |", "|---|---|--:|--:|--:|---|--:|"]
+        for o in outcomes:
+            if o.error is not None:
+                lines.append(f"| {_cell(o.name)} | error | | | | — | {o.seconds:.2f} |")
+                continue
+            est, _ = estimate_of(o.result)
+            base = o.baseline.get("epsilon_estimate") if o.baseline else None
+            verdict = "**violation**" if o.result.verdict == "violation" else "pass"
+            lines.append(f"| {_cell(o.name)} | {verdict} | "
+                         f"{number_text(o.result.epsilon_lower_bound)} | {number_text(est)} | "
+                         f"{number_text(base)} | {o.drift_column()} | {o.seconds:.2f} |")
+        lines.append("")
+    bad = [o for o in outcomes if o.error is not None or o.failures]
+    for o in bad:
+        why = (f"could not be audited: {o.error}" if o.error is not None
+               else "; ".join(o.failures))
+        lines.append(f"- **{_cell(o.name)}**: {_cell(why)}")
+    if bad:
+        lines.append("")
+    lines += [counts.strip(), "",
+              "A pass means no violation was found at this budget, not a proof of privacy.", ""]
+    return "\n".join(lines)
+
+
+def write_summary(path: Path, text: str) -> None:
+    """Append (as $GITHUB_STEP_SUMMARY expects), creating the file (not its directory) if
+    needed."""
+    path = Path(path)
+
+    def append():
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    write_output("--summary", path, append)
+
+
+def count_line(outcomes: list[Outcome], skipped: int = 0) -> str:
+    """Counts of what the lines above it print: passes, VIOLATION lines, DRIFT lines, "not in
+    baseline" lines and errors. One mechanism can be both a violation and drifted or missing,
+    so the counts may add up to more than the mechanisms."""
+    by = {"pass": sum(o.error is None and not o.failures for o in outcomes),
+          "violation": sum(o.error is None and o.result.verdict == "violation"
+                           for o in outcomes),
+          "drift": sum(o.baseline_state == "drift" for o in outcomes),
+          "missing": sum(o.baseline_state == "missing" for o in outcomes),
+          "error": sum(o.error is not None for o in outcomes)}
+    line = (f"{len(outcomes)} mechanism(s): {by['pass']} pass(es), {by['violation']} "
+            f"violation(s), {by['drift']} drift(s), {by['missing']} not in baseline, "
+            f"{by['error']} error(s)")
+    return line + (f"; {skipped} unchanged, not audited" if skipped else "")
