@@ -4,7 +4,7 @@ with ``@dpverify.mechanism`` together with the claim its authors made and its ne
 The zoo is the verifier's test bench: a sound verifier must never certify a lower bound above an
 entry's true ε, and a powerful one should flag every broken entry. All entries are batched,
 ``f(data, rng, size)``, vectorised with numpy and draw all randomness from ``rng``. Parameters
-follow the DP-Sniper benchmark (reference/anchors.md): claimed ε = 0.1 unless noted.
+follow the DP-Sniper benchmark (Bichsel et al., S&P 2021): claimed ε = 0.1 unless noted.
 
 Modules (each also exports ``make_*`` factories for other parameters):
 

@@ -1,5 +1,5 @@
-"""The DP-Sniper benchmark mechanisms the rest of the zoo does not cover (anchors.md, "DP-Sniper
-benchmark"): TruncatedGeometric, RAPPOR, OneTimeRAPPOR, LaplaceParallel, SVT34Parallel, PrefixSum
+"""The DP-Sniper benchmark mechanisms the rest of the zoo does not cover (Bichsel et al., "DP-Sniper",
+IEEE S&P 2021): TruncatedGeometric, RAPPOR, OneTimeRAPPOR, LaplaceParallel, SVT34Parallel, PrefixSum
 and NumericalSVT. Every instance claims epsilon = 0.1 with the benchmark's parameters.
 
 All entries are batched, ``f(data, rng, size)``, vectorised with numpy and draw all randomness
@@ -170,11 +170,11 @@ def _rappor_doc(title, epsilon, true_eps, f, p, q, n_bits, n_hashes, values, anc
                notes=f"Per bit P(1 | bit 1) = {hi:.6g}, P(1 | bit 0) = {lo:.6g}, per-bit epsilon "
                      f"{per_bit:.6g}. The filters of the declared pair {values} differ in "
                      f"{differ} bits (hash collisions), so the true epsilon on it is "
-                     f"{differ} x {per_bit:.6g} = {fmt(true_eps)} (anchors.md: ~{anchor}, "
+                     f"{differ} x {per_bit:.6g} = {fmt(true_eps)} (DP-Sniper reports ~{anchor}, "
                      f"the value for 2*{n_hashes} differing bits).")
 
 
-#: Two values whose 4-hash, 20-bit filters are disjoint (8 differing bits), as the anchors assume.
+#: Two values whose 4-hash, 20-bit filters are disjoint (8 differing bits), as DP-Sniper assumes.
 RAPPOR_VALUES = (1, 3)
 
 

@@ -5,7 +5,7 @@ Every variant answers ``n_queries`` queries of sensitivity Δ = 1 against a nois
 T + ρ, and outputs ⊥ (below) or ⊤ / a noisy value (above). ``data`` is the vector of the
 ``n_queries`` query answers q(D); neighbours may move EVERY answer by up to 1, so the zoo
 instances use ``dpverify.pairs.all_differ(length=10)``. Parameters follow the DP-Sniper
-benchmark (anchors.md): ε = 0.1, 10 queries, cutoff c = 1, T = 0.5 for SVT1 and T = 1 otherwise.
+benchmark (Bichsel et al., S&P 2021): ε = 0.1, 10 queries, cutoff c = 1, T = 0.5 for SVT1 and T = 1 otherwise.
 
 Output encoding (fixed length for the ⊤/⊥ variants 1, 2, 4, 5, 6): an int8 array of shape
 (size, n_queries) with 1 = ⊤, 0 = ⊥ and -1 at every position after the algorithm aborted (the

@@ -3,7 +3,7 @@ ones, the true ε, verdicts, samples and seconds.
 
 What is measured
     The 20 mechanisms of the DP-Sniper benchmark (Bichsel et al., S&P 2021; parameters and
-    published figures in reference/anchors.md, all claiming ε = 0.1) and the floating-point pair
+    published figures in PUBLISHED below, all claiming ε = 0.1) and the floating-point pair
     of theory.md §6 (textbook numpy Laplace and Mironov's snapping mechanism, audited with
     their declared `floating_point=True`). Each is audited once with `dpverify.audit` as a
     measurement run (`stop_early=False`), at a confidence that holds for the whole table:
@@ -27,7 +27,7 @@ What is measured
 
 Why
     Soundness: no bound may exceed the true ε (StatDP's NoisyHist2 10.0 did: its events were
-    chosen on the data that tested them; anchors.md marks it unsound and it is not counted as a
+    chosen on the data that tested them; it is marked unsound (UNSOUND) and not counted as a
     bound to beat). Power: how our bound compares with the best sound published one. Cost: the
     samples and seconds, to set beside DP-Sniper LR's ~4·10^8 samples and 2047 s for the 20.
     Seconds compare rows within one run only; the machine may be shared.
@@ -62,7 +62,8 @@ from mechanisms_under_test.dpsniper import CORRECT_DPSNIPER, DPSNIPER, TRUE_EPSI
 from mechanisms_under_test.floating_point import (CORRECT_FLOATING, FLOATING,
                                                    TRUE_EPSILON_FLOATING)
 
-# zoo name → (name in the paper, DP-Sniper LR, DP-Sniper NN, StatDP); anchors.md
+# zoo name → (name in the paper, DP-Sniper LR, DP-Sniper NN, StatDP), as published by DP-Sniper
+# (Bichsel et al., S&P 2021) and StatDP (Ding et al., CCS 2018)
 PUBLISHED = {
     "laplace": ("Laplace", 0.097, 0.098, 0.100),
     "truncated_geometric": ("TruncatedGeometric", 0.116, 0.116, 0.117),
@@ -85,12 +86,12 @@ PUBLISHED = {
     "prefix_sum": ("PrefixSum", 0.504, 0.577, 0.352),
     "numerical_svt": ("NumericalSVT", 0.034, 0.035, None),
 }
-# the floating-point experiment of anchors.md: a classifier on the raw 64 bits
+# DP-Sniper's floating-point experiment: a classifier on the raw 64 bits
 PUBLISHED_FLOAT = {
     "numpy_laplace": ("Laplace (numpy floats)", 0.252),
     "snapping_laplace": ("Snapping Laplace", 0.098),
 }
-# published figures anchors.md marks as unsound (events chosen on the data that tested them)
+# published figures that are not sound bounds (events chosen on the data that tested them)
 UNSOUND = {("noisy_hist2", "statdp")}
 
 
@@ -260,7 +261,7 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"On a mechanism whose best event sits exactly at its true ε, a row's bound may exceed "
         f"that ε with probability up to {1 - per_row:.2g} (reports/calibration.md measures the "
         "rate on tight mechanisms), so a row above the true ε is shown, not hidden. "
-        "Published figures: reference/anchors.md (DP-Sniper: ~4·10^8 samples per "
+        "Published figures: DP-Sniper (Bichsel et al., S&P 2021; ~4·10^8 samples per "
         "mechanism, 90% Clopper–Pearson; StatDP: best of two runs). "
         f"Machine: {meta['cpu_count']} CPUs ({meta['cpu_model']}), load average at start "
         f"{meta['load_average_at_start']}"
@@ -308,7 +309,7 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         "- *Certificate*: *coupled t-test* where a pilot chose common random numbers (both "
         "inputs drew each block of runs from a shared seed; a t-test on ≥ 64 block means), "
         "*ratio test* for the conditional test on Poisson counts, *two bounds* for two "
-        "Clopper–Pearson limits (README, Certify).",
+        "Clopper–Pearson limits (docs/method.md, \"How a violation is certified\").",
     ]
     if not meta.get("complete"):
         lines += ["", "*Partial run: the rows above are the ones that finished.*"]
