@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Tuning, curve_grid, tuning_grid
-from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice, pilot,
-                       privacy_curves_of, resolution, witness_of)
+from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
+                       pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..evidence import with_examples
@@ -76,6 +76,8 @@ class AuditRun:
     # ---- the run --------------------------------------------------------------------------
 
     def run(self) -> AuditResult:
+        """Choose the pairs, check the mechanism draws from `rng`, run the stages (Ctrl-C keeps
+        what was certified so far) and assemble the result."""
         r = self.request
         deadline = None if r.time_limit is None else time.monotonic() + r.time_limit
         self.pair_list, search_runs = self._pairs(deadline)
@@ -98,6 +100,7 @@ class AuditRun:
         return self._result(runs, search_runs)
 
     def _run_stages(self) -> None:
+        """The data flow, once per stage (a time budget may end the schedule early)."""
         j = 0
         while j < len(self.schedule):
             j += 1
