@@ -195,7 +195,7 @@ def _best_per_direction(model, pair, sweeps, expected, ratio, promised) -> list[
                                           (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q), potential,
                                           certificate=Certificate.independent(ratio[start + i]))
         elif potential > best[w.direction].potential:
-            best[w.direction].potential = potential
+            best[w.direction] = replace(best[w.direction], potential=potential)
     return [best[d] for d in (0, 1) if best[d] is not None]
 
 

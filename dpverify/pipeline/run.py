@@ -233,9 +233,8 @@ class AuditRun:
         # the stage's α is split over the events it really certifies (union bound)
         level = stage.alpha / (2 * len(events)) if stage.certifies and events else stage.level
         if self.request.curves:
-            for c in events:
-                if c.pair in data:
-                    c.grid = curve_grid(c, *data[c.pair])
+            events = [replace(c, grid=curve_grid(c, *data[c.pair])) if c.pair in data else c
+                      for c in events]
         pilot_seconds, rates = self._pilot(stage, events)
         if self.budget is not None and stage.final_measurement and events:
             stage = self._fill_last(stage, events, pilot_seconds)
