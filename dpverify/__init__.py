@@ -4,7 +4,7 @@ A pass means "no violation found at this budget", never "proven private": sample
 lower bounds on epsilon.
 """
 from . import pairs
-from .errors import (AuditTimeoutError, WorkerDiedError, DpVerifyError, InvalidClaimError, InvalidPairsError, MechanismError,
+from .errors import (AuditTimeoutError, ContractError, WorkerDiedError, DpVerifyError, InvalidClaimError, InvalidPairsError, MechanismError,
                      MechanismOutputError, PrivacyViolation, RandomnessError, TargetError)
 from .mechanism import Mechanism, mechanism
 
@@ -22,5 +22,5 @@ def __getattr__(name):
 
 __all__ = ["audit", "mechanism", "pairs", "Mechanism", "AuditResult", "Witness", "DpVerifyError",
            "InvalidClaimError", "InvalidPairsError", "MechanismError", "MechanismOutputError",
-           "RandomnessError", "TargetError", "PrivacyViolation", "AuditTimeoutError",
+           "RandomnessError", "ContractError", "TargetError", "PrivacyViolation", "AuditTimeoutError",
            "WorkerDiedError"]

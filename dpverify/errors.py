@@ -25,6 +25,11 @@ class RandomnessError(MechanismError):
     """The mechanism does not take all its randomness from the `rng` it is handed."""
 
 
+class ContractError(MechanismError):
+    """A batched mechanism's `size` outputs are not independent draws (e.g. one noise value
+    broadcast to the whole batch), so an audit of them could not detect anything."""
+
+
 class AuditTimeoutError(DpVerifyError):
     """The audit ran past its time limit (a hanging or very slow mechanism)."""
 

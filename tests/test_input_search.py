@@ -109,9 +109,11 @@ def test_search_seeds_never_meet_the_audits(monkeypatch):
         seen.extend((searching[0], t) for t in tasks)
         return run(self, tasks, evaluators, pooled)
 
-    def record_preflight(self, pair, side, size=64):
-        seen.append((searching[0], sampling.ChunkTask(pair, side, 0, PREFLIGHT, 0, 0, size)))
-        return preflight(self, pair, side, size)
+    def record_preflight(self, pair, side, size=64, twice=True, batches=1):
+        seen.extend((searching[0], sampling.ChunkTask(pair, side, 0, PREFLIGHT, i, 0,
+                                                      size // batches))
+                    for i in range(batches))
+        return preflight(self, pair, side, size, twice, batches)
 
     def flagged_find_pairs(*args, **kwargs):
         searching[0] = True

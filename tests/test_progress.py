@@ -106,7 +106,7 @@ def test_time_left_from_the_stage_plan():
 def stalls_once(data, rng, size, calls=[]):  # noqa: B006 (the calls made so far)
     if data == 1.0:
         calls.append(size)
-        if len(calls) == 3:  # the chunk after the two pre-flight ones
+        if len(calls) == 5:  # the chunk after the pre-flight's four (two batches, run twice)
             time.sleep(3.0)
     return data + rng.laplace(0, 1.0, size)
 

@@ -6,40 +6,102 @@ does not come from the `rng` argument (docs/method.md, "The preflight").
 """
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
-from .encoding import Encoded
-from ..errors import RandomnessError
+from ..errors import ContractError, RandomnessError
 from .chunks import PREFLIGHT, SEARCH, ChunkTask, split_into_chunks
-from .draw import describe_input
+from .draw import describe_input, run_chunk
+from .encoding import Encoded
 from .sampler import Sampler
 
 REPEAT_PROBE_CHUNKS = 4
 REPEAT_PROBE_RUNS = 256
+PREFLIGHT_RUNS = 64      # runs per input of the preflight ...
+PREFLIGHT_BATCHES = 2    # ... in this many batches, each from a seed of its own
 
 
-def check_uses_rng(sampler: Sampler, pair: int, side: int, size: int = 64) -> Encoded:
-    """Run a small chunk twice with the same seed: differing outputs mean hidden randomness.
+def check_uses_rng(sampler: Sampler, pair: int, side: int,
+                   size: int = PREFLIGHT_RUNS) -> Encoded:
+    """Run a small sample twice with the same seeds: differing outputs mean randomness that
+    does not come from `rng`, or state kept between calls (`hidden_randomness_error`).
 
-    Also surfaces a crashing or malformed mechanism early, before any parallel work. A mechanism
-    declared with `randomness="own"` is run once instead: its outputs cannot repeat, and that is
-    what it declared.
+    Also surfaces a crashing or malformed mechanism early, before any parallel work, and checks
+    the batched form's contract (`check_batch_contract`). A mechanism declared with
+    `randomness="own"` is run once instead: its outputs cannot repeat, and that is what it
+    declared.
     """
     if sampler.mech.draws_own_randomness:
-        first = sampler.preflight(pair, side, size, twice=False)[0]
+        first = sampler.preflight(pair, side, size, twice=False, batches=PREFLIGHT_BATCHES)[0]
+        check_batch_contract(sampler, pair, side, first)
         check_chunks_differ(sampler, pair, side)
-        return first
-    first, second = sampler.preflight(pair, side, size)
-    if not np.array_equal(first.keys, second.keys):
-        data = sampler.inputs[pair][side]
-        raise RandomnessError(
-            f"mechanism {sampler.mech.name!r} gave different outputs for the same seed on input "
-            f"{describe_input(data)}: it draws randomness from somewhere other than the `rng` "
-            "argument (numpy.random.*, random, time, a library's own generator). Take all "
-            "randomness from `rng` so audits are reproducible, or, if it cannot be seeded, "
-            "declare it: @dpverify.mechanism(..., randomness=\"own\") (the audit stays sound, "
-            "but the same seed no longer gives the same bound)")
-    return first
+        return Encoded.concat(first)
+    first, second = sampler.preflight(pair, side, size, batches=PREFLIGHT_BATCHES)
+    if not all(np.array_equal(a.keys, b.keys) for a, b in zip(first, second)):
+        raise hidden_randomness_error(sampler, pair, side)
+    check_batch_contract(sampler, pair, side, first)
+    return Encoded.concat(first)
+
+
+def check_batch_contract(sampler: Sampler, pair: int, side: int, batches: list) -> None:
+    """A batched mechanism promises `size` independent outputs per call. Two calls from seeds
+    of their own (`batches`, PREFLIGHT_RUNS/2 runs each) that are each one repeated output, yet
+    differ from each other, break it: one draw was broadcast to the batch
+    (`np.full(size, data + rng.laplace(0, 1))`), and every certifying count would be a count of
+    copies. For independent outputs this happens with probability
+    Σ_o p(o)^32 · Σ_{o'≠o} p(o')^32 ≤ max_x x^31 (1 − x)^32 < 10^-19, whatever the output
+    distribution, so a correct mechanism is never rejected in practice (docs/method.md,
+    "The preflight")."""
+    if not sampler.mech.batched or len(batches) < 2:
+        return
+    one_value = all(len(np.unique(b.keys, axis=0)) == 1 for b in batches)
+    if one_value and not all(np.array_equal(batches[0].keys[0], b.keys[0]) for b in batches):
+        runs = len(batches[0].keys)
+        raise ContractError(
+            f"mechanism {sampler.mech.name!r} returned one value repeated {runs} times in each "
+            f"batch on input {describe_input(sampler.inputs[pair][side])}, but a different "
+            "value in each batch: its batched form f(data, rng, size) must return `size` "
+            "independent outputs, each with noise of its own (e.g. rng.laplace(0, b, size), not "
+            "np.full(size, rng.laplace(0, b))). Nothing can be audited on copies of one draw")
+
+
+def hidden_randomness_error(sampler: Sampler, pair: int, side: int) -> RandomnessError:
+    """The error for a mechanism that gave different outputs for the same seed. Running it once
+    more in this thread tells the two causes apart: if it moved numpy's or Python's global
+    generator, its randomness comes from there; if not, it keeps state between calls (a
+    counter, a cache, a budget that runs down) or draws from a generator of its own."""
+    data = sampler.inputs[pair][side]
+    where = (f"mechanism {sampler.mech.name!r} gave different outputs for the same seed on "
+             f"input {describe_input(data)}")
+    if not touches_global_generators(sampler, pair, side):
+        return RandomnessError(
+            f"{where}, without touching numpy's or Python's global random generators: it "
+            "probably keeps state between calls (a counter, a cache, a privacy budget that "
+            "runs down), or draws from a generator of its own. An audit needs each call to "
+            "depend only on (data, rng): keep no state between calls, and take all "
+            "randomness from `rng`; a generator that cannot be seeded is declared with "
+            "@dpverify.mechanism(..., randomness=\"own\")")
+    return RandomnessError(
+        f"{where}: it draws randomness from somewhere other than the `rng` "
+        "argument (numpy.random.*, random, time, a library's own generator). Take all "
+        "randomness from `rng` so audits are reproducible, or, if it cannot be seeded, "
+        "declare it: @dpverify.mechanism(..., randomness=\"own\") (the audit stays sound, "
+        "but the same seed no longer gives the same bound)")
+
+
+def touches_global_generators(sampler: Sampler, pair: int, side: int) -> bool:
+    """Whether one preflight chunk, run here, moves numpy's or Python's global generator."""
+    before = (np.random.get_state()[1].copy(), np.random.get_state()[2], random.getstate())
+    task = ChunkTask(pair=pair, side=side, stage=0, purpose=PREFLIGHT, index=0, start=0,
+                     size=PREFLIGHT_RUNS // PREFLIGHT_BATCHES)
+    try:
+        run_chunk(sampler.mech, sampler.inputs[pair][side], task, sampler.root_seed)
+    except Exception:  # a diagnosis only: the error about to be raised is the finding
+        return True
+    after = (np.random.get_state()[1], np.random.get_state()[2], random.getstate())
+    return not (np.array_equal(before[0], after[0]) and before[1] == after[1]
+                and before[2] == after[2])
 
 
 def check_chunks_differ(sampler: Sampler, pair: int, side: int) -> None:

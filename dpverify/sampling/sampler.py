@@ -144,15 +144,15 @@ class Sampler:
             out.append(enc)
         return out
 
-    def preflight(self, pair: int, side: int, size: int = 64, twice: bool = True) -> tuple:
-        """Run one small chunk twice with the same seed (once if not `twice`), under the time
-        limit, if any: (first outputs, second outputs or None)."""
-        task = ChunkTask(pair=pair, side=side, stage=0, purpose=PREFLIGHT, index=0, start=0,
-                         size=size)
-        if twice:
-            first, second = self.probe([task, task])
-            return first, second
-        return self.probe([task])[0], None
+    def preflight(self, pair: int, side: int, size: int = 64, twice: bool = True,
+                  batches: int = 1) -> tuple:
+        """Run `size` runs as `batches` small chunks (seeds of their own), twice with the same
+        seeds (once if not `twice`), under the time limit, if any: (first outputs, second outputs
+        or None), each a list of one Encoded per batch."""
+        tasks = [ChunkTask(pair=pair, side=side, stage=0, purpose=PREFLIGHT, index=i, start=0,
+                           size=size // batches) for i in range(batches)]
+        outputs = self.probe(tasks + tasks if twice else tasks)
+        return outputs[:batches], (outputs[batches:] if twice else None)
 
     def _check_schema(self, schema: Schema):
         if self.schema is None:
