@@ -50,9 +50,9 @@ def check_batch_contract(sampler: Sampler, pair: int, side: int, batches: list) 
     differ from each other, break it: one draw was broadcast to the batch
     (`np.full(size, data + rng.laplace(0, 1))`), and every certifying count would be a count of
     copies. For independent outputs this happens with probability
-    Σ_o p(o)^32 · Σ_{o'≠o} p(o')^32 ≤ max_x x^31 (1 − x)^32 < 10^-19, whatever the output
-    distribution, so a correct mechanism is never rejected in practice (docs/method.md,
-    "The preflight")."""
+    Σ_o p(o)^32 Σ_{o'≠o} p(o')^32 ≤ Σ_o p(o)^32 (1 − p(o))^32 ≤ max_x x^31 (1 − x)^32
+    < 1.1·10^-19, whatever the output distribution, so a correct mechanism is never rejected in
+    practice (docs/method.md, "The preflight")."""
     if not sampler.mech.batched or len(batches) < 2:
         return
     one_value = all(len(np.unique(b.keys, axis=0)) == 1 for b in batches)
