@@ -171,3 +171,20 @@ def test_default_samples_by_form_and_declaration():
     assert default_samples(batched) == DEFAULT_SAMPLES_BATCHED
     assert default_samples(scalar) == DEFAULT_SAMPLES_SCALAR
     assert default_samples(declared) == 5000
+
+
+def test_the_audit_functions_defaults_are_the_tables():
+    """`dpverify.audit`'s signature and `pipeline.build_request` (which tests reach through
+    `audit_with_settings`) have the same defaults, and those are the options table's."""
+    import inspect
+    from dpverify.pipeline import audit, build_request
+    audit_defaults = {n: p.default for n, p in inspect.signature(audit).parameters.items()
+                      if p.default is not inspect.Parameter.empty}
+    built = {n: p.default for n, p in inspect.signature(build_request).parameters.items()
+             if p.default is not inspect.Parameter.empty}
+    assert set(built) == set(audit_defaults) - {"zcdp"}
+    assert all(built[n] == audit_defaults[n] for n in built)
+    for option in OPTIONS.values():
+        if option.keyword in ("confidence", "seed", "n_jobs", "samples", "time_limit",
+                              "seconds", "epsilon", "delta"):
+            assert audit_defaults[option.keyword] == option.default, option.name

@@ -8,9 +8,9 @@ from typing import Any
 from ..compose import group_claim
 from ..errors import InvalidClaimError
 from ..mechanism import validate_claim
-from ..options import (DEFAULT_SAMPLES_BATCHED, check_certify_per_stage, check_confidence,
-                       check_jobs, check_samples, check_seconds,
-                       check_seconds_mode, check_seed, check_time_limit, default_samples)
+from ..options import (check_certify_per_stage, check_confidence, check_jobs, check_samples,
+                       check_seconds, check_seconds_mode, check_seed, check_time_limit,
+                       default_samples)
 
 BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
 
@@ -35,18 +35,18 @@ class AuditRequest:
     epsilon: float
     delta: float
     pairs: Any
-    confidence: float = 0.95
-    samples: int = DEFAULT_SAMPLES_BATCHED
-    seed: int = 0
-    n_jobs: int = -1
-    backend: str | None = None
-    certify_per_stage: int = 2
-    time_limit: float | None = None
-    progress: bool | None = None
-    curves: bool = False
-    stop_early: bool = True
-    floating_point: bool = False
-    seconds: float | None = None
+    confidence: float
+    samples: int
+    seed: int
+    n_jobs: int
+    backend: str | None
+    certify_per_stage: int
+    time_limit: float | None
+    progress: bool | None
+    curves: bool
+    stop_early: bool
+    floating_point: bool
+    seconds: float | None
 
 
 def _claim(mech, epsilon, delta, pairs):
@@ -70,12 +70,14 @@ def _group_claim(eps, dlt, distance):
 
 
 def build_request(mech, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
-                  seed=0, n_jobs=-1, certify_per_stage=2, time_limit=None, stop_early=True,
-                  floating_point=None, seconds=None, **passed) -> AuditRequest:
+                  seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
+                  progress=None, curves=False, stop_early=True, floating_point=None,
+                  seconds=None) -> AuditRequest:
     """Validate `dpverify.audit`'s options for mechanism `mech` (errors in the order a user
     meets them: claim, options, group claim, budget, time limit) and fill in the defaults
-    declared with `@dpverify.mechanism`. `passed`: options taken as they are (backend,
-    progress, curves)."""
+    declared with `@dpverify.mechanism`; backend, progress and curves are taken as they are.
+    The defaults are `dpverify.audit`'s (tests/test_options.py checks
+    that they agree with it and with the options table)."""
     eps, dlt = _claim(mech, epsilon, delta, pairs)
     confidence = validate_options(confidence, samples, seed, certify_per_stage, n_jobs)
     given_pairs = pairs if pairs is not None else mech.pairs
@@ -87,8 +89,8 @@ def build_request(mech, pairs=None, epsilon=None, delta=None, confidence=0.95, s
         samples = default_samples(mech) * (BUDGET_SAMPLES_FACTOR if seconds is not None else 1)
     return AuditRequest(
         epsilon=eps, delta=dlt, pairs=given_pairs, confidence=confidence, samples=int(samples),
-        seed=seed, n_jobs=n_jobs, certify_per_stage=certify_per_stage,
+        seed=seed, n_jobs=n_jobs, backend=backend, certify_per_stage=certify_per_stage,
         time_limit=None if time_limit is None else check_time_limit(time_limit),
         stop_early=stop_early,
         floating_point=bool(mech.floating_point if floating_point is None else floating_point),
-        seconds=seconds, **passed)
+        seconds=seconds, progress=progress, curves=curves)

@@ -28,7 +28,8 @@ from ..evidence import with_examples
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
 from ..sampling import Sampler, check_uses_rng
-from ..stats import coupled_block_size, paired_variance_from_blocks
+from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
+                     paired_variance_from_blocks)
 from .budget import CountingCost, TimeBudget, search_rows
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
@@ -267,7 +268,9 @@ class AuditRun:
         rare event's ratio is known far better (`attacks.retune`)."""
         if stage.certifies and self.shared_seeds:
             s = self.settings
-            min_hits = math.inf if s.coupling == "never" else s.min_coupled_hits_per_block
+            # the coupled t-test's condition (stats.MIN_COUPLED_HITS_PER_BLOCK) is the one the
+            # planner assumes too; "never" makes it unreachable
+            min_hits = math.inf if s.coupling == "never" else MIN_COUPLED_HITS_PER_BLOCK
             events, pairs, block = choose_coupling(events, rates, stage.size,
                                                    self.sampler.chunk_size, self.request.delta,
                                                    level, min_hits, s.min_coupled_block_runs)

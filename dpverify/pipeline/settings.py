@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..stats import MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_HITS_PER_BLOCK
+from ..stats import MIN_COUPLED_BLOCK_RUNS
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,9 @@ class Settings:
     paired_search: bool = True         # search rows of D and D' share seeds (common random numbers)
     min_tuning_block_runs: int = 1 << 10  # paired blocks of tracked grids, at least this long
     tracked: int = 4                   # candidates whose grids are counted while certifying
-    budget_samples_factor: int = 16    # a time budget's default last stage may grow this much
     concentrate_z: float = 2.0         # the lead, in standard errors, to put all of α on one event
-    min_coupled_hits_per_block: float = MIN_COUPLED_HITS_PER_BLOCK  # coupled t-test's condition
-    min_coupled_block_runs: int = MIN_COUPLED_BLOCK_RUNS  # a certifying block's least size
+    # a certifying block's least size (the threshold planner assumes the default)
+    min_coupled_block_runs: int = MIN_COUPLED_BLOCK_RUNS
     # how a certifying stage's certificates are chosen: "pilot" (by what the pilot expects to
     # certify more), "never" (independent samples only), "always" (every event coupled wherever
     # blocks fit: for testing the coupled certificate's soundness on any mechanism)
