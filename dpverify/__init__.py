@@ -1,11 +1,13 @@
 """dpverify: empirical differential-privacy verification of black-box mechanisms.
 
-A pass means "no violation found at this budget", never "proven private": samples only prove
-lower bounds on epsilon.
+A pass means "no violation found at a budget that could have caught a gross one", never
+"proven private": samples only prove lower bounds on epsilon. An audit whose budget could not
+have caught a gross violation is inconclusive (`AuditResult.conclusive`), never a pass.
 """
 from . import pairs
-from .errors import (AuditTimeoutError, ContractError, WorkerDiedError, DpVerifyError, InvalidClaimError, InvalidPairsError, MechanismError,
-                     MechanismOutputError, PrivacyViolation, RandomnessError, TargetError)
+from .errors import (AuditTimeoutError, ContractError, DpVerifyError, InconclusiveAuditWarning,
+                     InvalidClaimError, InvalidPairsError, MechanismError, MechanismOutputError,
+                     PrivacyViolation, RandomnessError, TargetError, WorkerDiedError)
 from .mechanism import Mechanism, mechanism
 
 __version__ = "0.1.0"
@@ -23,4 +25,4 @@ def __getattr__(name):
 __all__ = ["audit", "mechanism", "pairs", "Mechanism", "AuditResult", "Witness", "DpVerifyError",
            "InvalidClaimError", "InvalidPairsError", "MechanismError", "MechanismOutputError",
            "RandomnessError", "ContractError", "TargetError", "PrivacyViolation", "AuditTimeoutError",
-           "WorkerDiedError"]
+           "WorkerDiedError", "InconclusiveAuditWarning"]

@@ -54,6 +54,12 @@ class PrivacyViolation(DpVerifyError, AssertionError):
         self.result = result
 
 
+class InconclusiveAuditWarning(UserWarning):
+    """Issued by the pytest integration when an audit found no violation but its budget could
+    not have caught a gross one (`AuditResult.conclusive` is False). Turn it into a failure with
+    ``-W error::dpverify.InconclusiveAuditWarning``."""
+
+
 def where_raised(exc: BaseException, limit: int = 3) -> str:
     """The innermost `limit` frames of `exc`'s traceback outside dpverify itself, one per line
     ("  at file.py:12 in fn: source line", innermost last), or "" when there are none: where in

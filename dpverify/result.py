@@ -142,14 +142,53 @@ class StageSummary:
     best_epsilon_lower_bound: float
 
 
+# The inconclusive rule (docs/method.md#what-an-audit-promises, docs/theory.md §2.11): an audit
+# that found no violation is INCONCLUSIVE when its resolution is above a gross violation of the
+# claim, max(GROSS_FACTOR·ε, ε + GROSS_MARGIN): this budget could not have caught, even half the
+# time, a mechanism whose true ε is twice the claim on an event as likely as the best it found.
+GROSS_FACTOR = 2.0
+GROSS_MARGIN = 0.1
+INCONCLUSIVE_ADVICE = ("raise the samples (--samples), or check that each batch's outputs are "
+                       "independent draws")
+
+
+def gross_violation(claimed_epsilon: float) -> float:
+    """The smallest true ε an audit of this claim must be able to catch to be conclusive."""
+    return max(GROSS_FACTOR * claimed_epsilon, claimed_epsilon + GROSS_MARGIN)
+
+
+def is_conclusive(verdict: str, claimed_epsilon: float, resolution: float) -> bool:
+    """A violation always is; a pass only when its resolution reaches a gross violation."""
+    return verdict == "violation" or resolution <= gross_violation(claimed_epsilon)
+
+
+def outcome_of(verdict: str, conclusive: bool) -> str:
+    """"violation", "pass" or "inconclusive": what the summary, reports, gate and exit code
+    show."""
+    return verdict if conclusive else "inconclusive"
+
+
+def inconclusive_line(mechanism: str, claim: str, claimed_epsilon: float, resolution: float,
+                      best: str) -> str:
+    """The headline of an inconclusive audit, and what to do about it."""
+    catches = ("no violation at all" if math.isinf(resolution)
+               else f"only ε ≥ {resolution:.4g}")
+    return (f"INCONCLUSIVE {mechanism}: no violation of {claim} found, but this budget could not "
+            f"have caught a gross one (ε ≥ {gross_violation(claimed_epsilon):.4g}): on an event "
+            f"as likely as the best found it catches {catches} (best certified ε ≥ {best})\n"
+            f"           {INCONCLUSIVE_ADVICE}")
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """Outcome of `dpverify.audit`.
 
     verdict "violation": with probability ≥ `confidence` the mechanism is NOT
     (claimed_epsilon, claimed_delta)-DP on the witness pair. verdict "pass": no violation was
-    found at this budget — not a proof of privacy; `resolution` says how large a violation on
-    the best event this budget would have caught about half the time.
+    found at this budget — not a proof of privacy; `resolution` says how large a violation this
+    budget would have caught about half the time on an event as likely as the best one, and
+    `conclusive` is False (`outcome` "inconclusive") when that is above a gross violation of the
+    claim (`gross_violation`): then the audit could not have told.
     """
 
     mechanism: str
@@ -172,8 +211,20 @@ class AuditResult:
     randomness: str = "rng"
 
     @property
+    def conclusive(self) -> bool:
+        """False for a pass whose budget could not have caught a gross violation."""
+        return is_conclusive(self.verdict, self.claimed_epsilon, self.resolution)
+
+    @property
+    def outcome(self) -> str:
+        """"violation", "pass" (a conclusive one) or "inconclusive"."""
+        return outcome_of(self.verdict, self.conclusive)
+
+    @property
     def passed(self) -> bool:
-        return self.verdict == "pass"
+        """A conclusive pass: no violation found by a budget that could have caught a gross
+        one."""
+        return self.outcome == "pass"
 
     @property
     def reproducible(self) -> bool:
@@ -196,11 +247,15 @@ class AuditResult:
                          f"{lower_bound_text(lb, self.claimed_epsilon)} "
                          f"at confidence {self.confidence:g}"
                          + ("; SUPPORT MISMATCH: ε is likely ∞" if self.support_mismatch else ""))
-        else:
+        elif self.conclusive:
             lines.append(f"pass       {self.mechanism}: no violation of {claim} found at this "
                          f"budget (best certified ε ≥ {lower_bound_text(lb, self.claimed_epsilon)}; "
                          f"would catch about ε ≥ "
-                         f"{self.resolution:.4g} on the best event)")
+                         f"{self.resolution:.4g} on an event as likely as the best)")
+        else:
+            lines.append(inconclusive_line(self.mechanism, claim, self.claimed_epsilon,
+                                           self.resolution,
+                                           lower_bound_text(lb, self.claimed_epsilon)))
         if self.witness is not None:
             lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
@@ -214,6 +269,8 @@ class AuditResult:
         return jsonable({
             "mechanism": self.mechanism,
             "verdict": self.verdict,
+            "conclusive": self.conclusive,
+            "outcome": self.outcome,
             "claimed": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "support_mismatch": self.support_mismatch,

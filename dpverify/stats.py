@@ -9,6 +9,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import betaincinv
 from scipy.stats import norm, t as student_t
 
@@ -318,6 +319,30 @@ def plug_in_epsilon(k_p, n_p, k_q, n_q, delta=0.0) -> float:
     if q == 0:
         return math.inf
     return math.log(p - delta) - math.log(q)
+
+
+# How far above the claim `detectable_epsilon` looks before calling an event's mass too small to
+# show any violation: e^-60 of the event's mass is below one expected hit for any sample size.
+DETECTABLE_EPSILON_SPAN = 60.0
+
+
+def detectable_epsilon(mass, n_p, n_q, claim, delta, level) -> float:
+    """The smallest true ε that an event of probability `mass` under D (and (mass − δ)·e^{−ε}
+    under D') would certify above `claim` with two Clopper–Pearson bounds at `level`, counted
+    on n_p and n_q runs, were its counts to land on their expected values: roughly the
+    violation such an event catches half the time (theory.md §2.11). ∞ when no ε would, i.e.
+    when even an event never seen under D' could not be certified above the claim."""
+    if not mass > delta or n_p <= 0 or n_q <= 0:
+        return math.inf
+
+    def margin(eps: float) -> float:
+        expected_q = (mass - delta) * math.exp(-eps) * n_q
+        return float(certified_epsilon(mass * n_p, n_p, expected_q, n_q, delta, level)) - claim
+
+    top = claim + DETECTABLE_EPSILON_SPAN
+    if margin(top) <= 0.0:
+        return math.inf
+    return float(brentq(margin, claim, top, xtol=1e-6))
 
 
 def delta_lower_curve(k_p, k_q, n_p, n_q, epsilons, level):

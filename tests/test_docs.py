@@ -364,6 +364,8 @@ FORMULAS = [
     ("2", "ln(π_L/(1 − π_L))"),                      # stats.ratio_epsilon_bound
     ("2", "Fieller"),                                # stats.coupled_epsilon_bound
     ("2", "α_err/2^{J−j+1}"),                        # stats.stage_alphas
+    ("2", "max(2·ε₀, ε₀ + 0.1)"),                    # result.gross_violation
+    ("2", "m = min(p̂, 1 − q̂)"),                     # certify.resolution
     ("3", "1 − e^{(ε−ε₀)/2}"),                       # basic.make_laplace
     ("3", "Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)"),       # basic.gaussian_delta
     ("3", "(e^{ε₀} − e^ε)₊/(e^{ε₀} + k − 1)"),       # basic.make_randomized_response

@@ -78,7 +78,7 @@ def test_update_baseline_writes_a_sorted_file_and_then_passes(mech_file, good_ba
     assert main(["gate", f"{mech_file}:good", "--baseline", str(good_baseline), *FAST]) == 0
     out = capsys.readouterr().out
     assert "pass       good" in out and "no drift" in out
-    assert "1 mechanism(s): 1 pass(es), 0 violation(s), 0 drift(s)" in out
+    assert "1 mechanism(s): 1 pass(es), 0 violation(s), 0 inconclusive, 0 drift(s)" in out
 
 
 def test_doubled_noise_drifts_with_junit_and_summary(mech_file, good_baseline, tmp_path, capsys):
@@ -129,7 +129,7 @@ def test_zoo_laplace_against_the_committed_baseline(tmp_path, capsys):
     assert code == 1
     # the claim ε = 0.1 still holds with twice the noise (true ε 0.05): only the drift fails
     assert "pass       laplace" in out and "VIOLATION" not in out
-    assert "DRIFT: estimated ε" in out and "0 violation(s), 1 drift(s)" in out
+    assert "DRIFT: estimated ε" in out and "0 violation(s), 0 inconclusive, 1 drift(s)" in out
 
 
 def test_violation_missing_and_error_in_junit(mech_file, good_baseline, tmp_path, capsys):

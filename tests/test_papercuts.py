@@ -52,7 +52,8 @@ def test_gate_counts_every_drift_and_not_in_baseline_line_it_prints(tmp_path, ca
     missing_lines = len(re.findall(r"^ +not in baseline", out, re.M))
     violation_lines = len(re.findall(r"^VIOLATION ", out, re.M))
     assert (drift_lines, missing_lines, violation_lines) == (1, 2, 2)
-    line = ("3 mechanism(s): 0 pass(es), 2 violation(s), 1 drift(s), 2 not in baseline, "
+    line = ("3 mechanism(s): 0 pass(es), 2 violation(s), 0 inconclusive, 1 drift(s), "
+            "2 not in baseline, "
             "0 error(s)")
     assert line in out and line in summary.read_text()
     assert "- **missing_violation**: violation: claimed (ε=0.2, δ=0), certified ε ≥" in \

@@ -7,9 +7,10 @@ import math
 
 from ..result import COUPLED, RATIO_TEST, TWO_BOUNDS, Witness
 from ..stats import (certified_epsilon, coupled_epsilon_bound, cp_lower, cp_upper,
-                     plug_in_epsilon, ratio_epsilon_bound)
+                     detectable_epsilon, plug_in_epsilon, ratio_epsilon_bound)
 
 SUPPORT_MISMATCH_HITS = 20  # hits under D, none under D', from which ε is likely ∞
+DEFAULT_LEVEL = 0.025       # a witness without its level: half of 1 − 0.95
 
 
 class Certificate(enum.Enum):
@@ -58,10 +59,16 @@ def witness_of(pairs, cand, k_p, n_p, k_q, n_q, delta, level, stage, blocks=None
            if coupled else {}))
 
 
-def resolution(claim: float, witness: Witness | None) -> float:
-    """Claim + the gap between the witness's point estimate and its certified bound: a true ε of
-    about this size on that event would have been certified roughly half the time."""
-    if witness is None:
+def resolution(claim: float, delta: float, witness: Witness | None) -> float:
+    """The smallest true ε this budget would catch about half the time on an event as likely
+    as the witness's: `stats.detectable_epsilon` at the witness's sample sizes and level, on the
+    rarer of its event under D and the event's complement under D' (docs/theory.md §2.11). A
+    near-certain event cannot show a large ratio, its complement can; one never seen, or rarer
+    than δ, shows none (∞). ∞ without a witness."""
+    if witness is None or witness.samples_D == 0 or witness.samples_D_prime == 0:
         return math.inf
-    gap = witness.epsilon_estimate - witness.epsilon_lower_bound
-    return claim + gap if math.isfinite(gap) else math.inf
+    event = (witness.rate_D, witness.samples_D, witness.samples_D_prime)
+    complement = (1.0 - witness.rate_D_prime, witness.samples_D_prime, witness.samples_D)
+    mass, n_p, n_q = min(event, complement)
+    level = witness.level if witness.level is not None else DEFAULT_LEVEL
+    return detectable_epsilon(mass, n_p, n_q, claim, delta, level)

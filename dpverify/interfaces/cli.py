@@ -5,6 +5,9 @@ Exit codes, the same for `dpverify audit` and `dpverify gate`:
        drifted from the baseline or is missing from it).
   1    a finding, and only a finding: a violation (gate: also a drift or a mechanism missing
        from the baseline).
+  3    INCONCLUSIVE: no violation was found, but for at least one mechanism the budget could
+       not have caught a gross one (`AuditResult.conclusive`, docs/method.md): a CI job
+       fails rather than turning green on an audit that tested nothing. 1 and 2 win over 3.
   2    not a finding: dpverify could not do what was asked. A bad option value (--jobs 0, a
        negative --samples, --confidence outside (0, 1), ...), an output path that cannot be
        written (--json/--report/--junit/--summary/--update-baseline; checked before any audit
@@ -35,7 +38,21 @@ from ..loading import resolve_target
 from ..options import AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_values
 from .outputs import check_output_dir, check_output_file, say, write_output
 
-EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# Which exit code wins when mechanisms end differently: an error, then a finding, then an
+# inconclusive audit, then a pass.
+EXIT_PRECEDENCE = (EXIT_PASS, EXIT_INCONCLUSIVE, EXIT_VIOLATION, EXIT_ERROR)
+
+
+def worse_exit(code: int, other: int) -> int:
+    """The exit code of two outcomes together (`EXIT_PRECEDENCE`)."""
+    return max(code, other, key=EXIT_PRECEDENCE.index)
+
+
+def exit_code_of(result) -> int:
+    """One result's exit code: 1 violation, 3 inconclusive, 0 pass."""
+    return {"violation": EXIT_VIOLATION, "inconclusive": EXIT_INCONCLUSIVE}.get(
+        result.outcome, EXIT_PASS)
 
 
 EXIT_CODES = """exit codes (audit and gate alike):
@@ -44,6 +61,8 @@ EXIT_CODES = """exit codes (audit and gate alike):
   2    not a finding: bad option value, unwritable output path (checked before any audit),
        unreadable baseline, target that cannot be loaded, mechanism that cannot be run or
        has an invalid declaration, internal error (--debug shows the traceback); 2 wins over 1
+  3    inconclusive: no violation found, but the budget could not have caught a gross one
+       (raise --samples); 1 and 2 win over 3
   130  interrupted (Ctrl-C)"""
 
 # Each subcommand: its one-line summary, its description and its options (dpverify.options).
@@ -150,15 +169,14 @@ class AuditedTargets:
     def add_error(self, mech, exc: DpVerifyError) -> None:
         print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
         self.entries.append(_error_entry(mech.name, str(exc)))
-        self.code = EXIT_ERROR
+        self.code = worse_exit(self.code, EXIT_ERROR)
 
     def add_result(self, mech, result) -> None:
         say(result.summary())
         self.results.append(result)
         self.mechanisms.append(mech)
         self.entries.append(result.as_dict())
-        if result.verdict == "violation" and self.code == EXIT_PASS:
-            self.code = EXIT_VIOLATION
+        self.code = worse_exit(self.code, exit_code_of(result))
 
 
 def audit_each(args, mechanisms) -> AuditedTargets:
@@ -221,9 +239,10 @@ def run_audit(args) -> int:
             return EXIT_ERROR
     done = audit_each(args, mechanisms)
     write_files(json_path, report_dir, results_document(args, done.entries), done)
-    n_viol = sum(r.verdict == "violation" for r in done.results)
-    say(f"\n{len(mechanisms)} mechanism(s): {n_viol} violation(s), "
-        f"{len(done.results) - n_viol} pass(es), {len(mechanisms) - len(done.results)} error(s)")
+    outcomes = [r.outcome for r in done.results]
+    say(f"\n{len(mechanisms)} mechanism(s): {outcomes.count('violation')} violation(s), "
+        f"{outcomes.count('pass')} pass(es), {outcomes.count('inconclusive')} inconclusive, "
+        f"{len(mechanisms) - len(done.results)} error(s)")
     return done.code
 
 

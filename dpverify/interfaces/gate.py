@@ -7,11 +7,13 @@ in `drift.py`, the targets (directories, --changed-since) in `gate_targets.py`, 
 lines, JUnit XML and Markdown summary in `gate_report.py`.
 
 Exit codes (the same as `dpverify audit`'s, see cli.py): 0 every mechanism passes and none
-drifted; 1 a finding: a violation, a drift or a mechanism missing from the baseline; 2 not a
+drifted; 1 a finding: a violation, a drift or a mechanism missing from the baseline; 3 no
+finding, but an audit was inconclusive (its budget could not have caught a gross violation;
+it is never written to the baseline); 2 not a
 finding: a bad option value, an output path (--junit, --summary, the baseline with
 --update-baseline) that cannot be written (checked before any audit; missing directories are
 not created), an unreadable/missing/invalid baseline, a failing git call, a mechanism that
-could not be run, or an internal error (2 wins over 1). With --update-baseline the passing
+could not be run, or an internal error (2 wins over 1, 1 over 3). With --update-baseline the passing
 mechanisms of this run are merged into the baseline (violations are still reported, are not
 written, and still exit 1); drift and missing entries then do not fail.
 """
@@ -24,14 +26,14 @@ from pathlib import Path
 from ..errors import DpVerifyError, GateError, TargetError
 from ..options import default_samples
 from ..result import AuditResult
-from .cli import check_usage
+from .cli import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS, check_usage
 from .drift import (baseline_entry, compare, estimate_of, load_baseline, number,
                     write_baseline)
 from .gate_report import Outcome, count_line, summary_markdown, write_junit, write_summary
 from .gate_targets import changed_files, display_path, resolve_targets, source_file
 from .outputs import check_output_file
 
-EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+EXIT_FAIL = 1  # a finding: a violation, a drift or a mechanism missing from the baseline
 INDENT = "           "  # under the summary's first line, after its verdict column
 
 __all__ = ["run_gate", "compare", "GateError", "Outcome"]
@@ -111,9 +113,10 @@ def audit_one(args, mech, baseline: dict) -> Outcome:
         outcome.drift = compare(est, lower, number(b["epsilon_estimate"], "estimate"),
                                 number(b["epsilon_lower_bound"], "bound"), args.tolerance)
         outcome.notes = notes(b, result, samples)
-    if args.update_baseline and result.verdict == "pass":
+    if args.update_baseline and result.outcome == "pass":
         baseline[mech.name] = baseline_entry(result, samples, source)
         outcome.updated = True
+    outcome.withheld = args.update_baseline and result.outcome == "inconclusive"
     print(result.summary())
     print(INDENT + outcome.drift_line(), flush=True)
     for note in outcome.notes:
@@ -138,7 +141,9 @@ def finish(args, baseline_path: Path, baseline: dict, outcomes: list, skipped: i
               f"mechanism(s) updated, {len(baseline)} in the file)")
     if any(o.error is not None for o in outcomes):
         return EXIT_ERROR
-    return EXIT_FAIL if any(o.failures for o in outcomes) else EXIT_PASS
+    if any(o.failures for o in outcomes):
+        return EXIT_FAIL
+    return EXIT_INCONCLUSIVE if any(o.inconclusive for o in outcomes) else EXIT_PASS
 
 
 def run_gate(args) -> int:

@@ -12,6 +12,9 @@ from .drift import Drift, estimate_of, number_text
 from .outputs import write_output
 
 NOT_IN_BASELINE = "not in baseline: run with --update-baseline"
+WITHHELD = "not written to the baseline: inconclusive"
+INCONCLUSIVE_REASON = ("inconclusive: this budget could not have caught a gross violation; "
+                       "raise --samples")
 
 
 @dataclass
@@ -27,18 +30,21 @@ class Outcome:
     baseline: dict | None = None
     drift: Drift | None = None
     updated: bool = False
+    withheld: bool = False  # --update-baseline on an inconclusive audit: not written
     notes: list = field(default_factory=list)
 
     @property
     def baseline_state(self) -> str | None:
-        """How this run compares with the baseline: "updated", "drift", "no drift" or "missing"
-        (None for an error). The one record that the printed baseline line (`drift_line`), the
+        """How this run compares with the baseline: "updated", "withheld" (inconclusive, so not
+        written), "drift", "no drift" or "missing" (None for an error). The one record that the printed baseline line (`drift_line`), the
         failures, the JUnit/Markdown reports and the summary counts are all derived from, so a
         DRIFT or "not in baseline" line is always counted, whatever the verdict beside it."""
         if self.error is not None:
             return None
         if self.updated:
             return "updated"
+        if self.withheld:
+            return "withheld"
         if self.drift is None:
             return "missing"
         return "drift" if self.drift.drifted else "no drift"
@@ -65,8 +71,19 @@ class Outcome:
         return out
 
     def _missing_text(self) -> str:
-        # a violation is never written to the baseline: no hint to --update-baseline for it
-        return NOT_IN_BASELINE if self.result.verdict == "pass" else "not in baseline"
+        # only a conclusive pass is written to the baseline: no hint to --update-baseline for
+        # a violation or an inconclusive audit
+        return NOT_IN_BASELINE if self.result.outcome == "pass" else "not in baseline"
+
+    @property
+    def inconclusive(self) -> bool:
+        """Audited, no violation, but the budget could not have caught a gross one."""
+        return self.error is None and self.result.outcome == "inconclusive"
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why this mechanism does not pass: its failures (exit 1), else inconclusive (exit 3)."""
+        return self.failures or ([INCONCLUSIVE_REASON] if self.inconclusive else [])
 
     @property
     def status(self) -> str:
@@ -74,10 +91,12 @@ class Outcome:
             return "error"
         if self.result.verdict == "violation":
             return "violation"
-        return {"drift": "drift", "missing": "missing"}.get(self.baseline_state, "pass")
+        state = {"drift": "drift", "missing": "missing"}.get(self.baseline_state)
+        return state or ("inconclusive" if self.inconclusive else "pass")
 
     def drift_column(self) -> str:
         return {None: "—", "updated": "baseline updated", "missing": "not in baseline",
+                "withheld": WITHHELD,
                 "drift": "**yes**", "no drift": "no"}[self.baseline_state]
 
     def drift_line(self) -> str:
@@ -88,6 +107,8 @@ class Outcome:
             return "baseline updated" + was
         if state == "missing":
             return self._missing_text()
+        if state == "withheld":
+            return WITHHELD
         return ("DRIFT: " if state == "drift" else "no drift: ") + self.drift.describe()
 
     def details(self) -> str:
@@ -112,8 +133,9 @@ class Outcome:
 
 
 def write_junit(path: Path, outcomes: list[Outcome]) -> None:
-    """--junit: one testcase per mechanism (failure: violation, drift or missing; error)."""
-    failures = sum(o.error is None and bool(o.failures) for o in outcomes)
+    """--junit: one testcase per mechanism (failure: violation, drift, missing or
+    inconclusive; error)."""
+    failures = sum(o.error is None and bool(o.reasons) for o in outcomes)
     errors = sum(o.error is not None for o in outcomes)
     total = sum(o.seconds for o in outcomes)
     counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors),
@@ -129,8 +151,8 @@ def write_junit(path: Path, outcomes: list[Outcome]) -> None:
         if o.error is not None:
             ET.SubElement(case, "error", message=f"could not be audited: {o.error}",
                           type="error").text = o.details()
-        elif o.failures:
-            ET.SubElement(case, "failure", message="; ".join(o.failures),
+        elif o.reasons:
+            ET.SubElement(case, "failure", message="; ".join(o.reasons),
                           type=o.status).text = o.details()
         else:
             ET.SubElement(case, "system-out").text = o.details()
@@ -159,20 +181,21 @@ def summary_markdown(outcomes: list[Outcome], counts: str, note: str = "") -> st
                 continue
             est, _ = estimate_of(o.result)
             base = o.baseline.get("epsilon_estimate") if o.baseline else None
-            verdict = "**violation**" if o.result.verdict == "violation" else "pass"
+            verdict = {"pass": "pass"}.get(o.result.outcome, f"**{o.result.outcome}**")
             lines.append(f"| {_cell(o.name)} | {verdict} | "
                          f"{number_text(o.result.epsilon_lower_bound)} | {number_text(est)} | "
                          f"{number_text(base)} | {o.drift_column()} | {o.seconds:.2f} |")
         lines.append("")
-    bad = [o for o in outcomes if o.error is not None or o.failures]
+    bad = [o for o in outcomes if o.error is not None or o.reasons]
     for o in bad:
         why = (f"could not be audited: {o.error}" if o.error is not None
-               else "; ".join(o.failures))
+               else "; ".join(o.reasons))
         lines.append(f"- **{_cell(o.name)}**: {_cell(why)}")
     if bad:
         lines.append("")
     lines += [counts.strip(), "",
-              "A pass means no violation was found at this budget, not a proof of privacy.", ""]
+              "A pass means no violation was found at a budget that could have caught a gross "
+              "one, not a proof of privacy.", ""]
     return "\n".join(lines)
 
 
@@ -188,16 +211,18 @@ def write_summary(path: Path, text: str) -> None:
 
 
 def count_line(outcomes: list[Outcome], skipped: int = 0) -> str:
-    """Counts of what the lines above it print: passes, VIOLATION lines, DRIFT lines, "not in
-    baseline" lines and errors. One mechanism can be both a violation and drifted or missing,
+    """Counts of what the lines above it print: passes, VIOLATION lines, INCONCLUSIVE lines,
+    DRIFT lines, "not in baseline" lines and errors. One mechanism can be both a violation and drifted or missing,
     so the counts may add up to more than the mechanisms."""
-    by = {"pass": sum(o.error is None and not o.failures for o in outcomes),
+    by = {"pass": sum(o.error is None and not o.failures and not o.inconclusive
+                      for o in outcomes),
+          "inconclusive": sum(o.inconclusive for o in outcomes),
           "violation": sum(o.error is None and o.result.verdict == "violation"
                            for o in outcomes),
           "drift": sum(o.baseline_state == "drift" for o in outcomes),
           "missing": sum(o.baseline_state == "missing" for o in outcomes),
           "error": sum(o.error is not None for o in outcomes)}
     line = (f"{len(outcomes)} mechanism(s): {by['pass']} pass(es), {by['violation']} "
-            f"violation(s), {by['drift']} drift(s), {by['missing']} not in baseline, "
-            f"{by['error']} error(s)")
+            f"violation(s), {by['inconclusive']} inconclusive, {by['drift']} drift(s), "
+            f"{by['missing']} not in baseline, {by['error']} error(s)")
     return line + (f"; {skipped} unchanged, not audited" if skipped else "")

@@ -15,6 +15,7 @@ from matplotlib.ticker import (FormatStrFormatter, LogLocator, MaxNLocator,  # n
                                NullFormatter, NullLocator)
 
 from ..evidence import floor_to, lower_bound_text  # noqa: E402
+from ..result import gross_violation  # noqa: E402
 from .figures import allowed_p, figure_data, zoom_window  # noqa: E402
 from ..region import boundary  # noqa: E402
 
@@ -25,7 +26,16 @@ def _verdict_text(result) -> str:
         return (f"VIOLATION: not {claim}-DP; certified ε ≥ "
                 f"{lower_bound_text(result.epsilon_lower_bound, result.claimed_epsilon)} "
                 f"at confidence {result.confidence:g}")
+    if not result.conclusive:
+        return (f"INCONCLUSIVE: no violation of {claim} found, but this budget could not have "
+                f"caught a gross one (ε ≥ {gross_violation(result.claimed_epsilon):.3g})")
     return f"pass: no violation of {claim} found at this budget (not a proof)"
+
+
+def verdict_colour(result) -> str:
+    """Red for a violation, amber for an inconclusive audit, green for a pass."""
+    return {"violation": VIOLATION_RED, "inconclusive": INCONCLUSIVE_AMBER}.get(
+        result.outcome, PASS_GREEN)
 
 
 def _verdict_box(ax, result, x: float, y: float, extra: str = "", **kw) -> None:
@@ -40,6 +50,7 @@ def save_figure(fig, path: Path) -> None:
 
 
 VIOLATION_RED, PASS_BLUE, CLAIM_GREEN = "#c62828", "#1f4e9c", "#cfe8cf"
+PASS_GREEN, INCONCLUSIVE_AMBER = "#1b5e20", "#b26a00"
 
 
 def _claim_label(result) -> str:
@@ -144,7 +155,7 @@ def witness_plot(result, path: Path) -> dict:
     _witness_panel(left, result, data)
     _family_panel(right, result, data)
     fig.suptitle(f"{result.mechanism}: {_verdict_text(result)}", fontsize=10,
-                 color=VIOLATION_RED if result.verdict == "violation" else "#1b5e20")
+                 color=verdict_colour(result))
     save_figure(fig, path)
     return data
 

@@ -3,7 +3,9 @@
 Registered under the ``pytest11`` entry point, so any project that installs dpverify has:
 
 - the fixture ``dp_audit(mechanism, pairs=..., epsilon=..., delta=..., **options)`` returning the
-  `AuditResult` and raising `dpverify.PrivacyViolation` (an AssertionError) on a violation;
+  `AuditResult` and raising `dpverify.PrivacyViolation` (an AssertionError) on a violation; an
+  inconclusive audit (its budget could not have caught a gross violation) issues
+  `dpverify.InconclusiveAuditWarning`, a failure under ``-W error::dpverify.InconclusiveAuditWarning``;
 - the marker ``@pytest.mark.dp(epsilon=, delta=, pairs=)``, giving the claim to ``dp_audit``
   (or ``@pytest.mark.dp(zcdp=RHO, pairs=)``: a ρ-zCDP claim, audited by ``dpverify.zcdp`` with
   ``delta`` the δ of the (ε, δ) claim it implies);
@@ -29,13 +31,14 @@ from __future__ import annotations
 import os
 import random
 import shlex
+import warnings
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ..errors import DpVerifyError, InvalidClaimError, PrivacyViolation
+from ..errors import DpVerifyError, InconclusiveAuditWarning, InvalidClaimError, PrivacyViolation
 from ..evidence import FAILURE_LAYOUT, lower_bound_text, witness_lines
 from ..loading import mechanisms_in, module_from_path
 from ..mechanism import Mechanism
@@ -248,6 +251,10 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     if result.verdict == "violation":
         raise PrivacyViolation(violation_report(result, reproduce(seed, samples, confidence)),
                                result)
+    if not result.conclusive:
+        warnings.warn(InconclusiveAuditWarning(
+            result.summary().splitlines()[0] + "\n  reproduce: "
+            + reproduce(seed, samples, confidence)), stacklevel=2)
     return result
 
 

@@ -6,13 +6,18 @@ from pathlib import Path
 
 from ..evidence import (examples_html, lower_bound_text, short_number, witness_markdown,
                         witness_table)
-from ..result import jsonable
+from ..result import INCONCLUSIVE_ADVICE, jsonable
 from .zcdp_report import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
 
 
 def _lower(r: dict) -> str:
     """A result entry's certified ε, rounded down, with the digits that tell it from the claim."""
     return lower_bound_text(float(r["epsilon_lower_bound"]), float(r["claimed"]["epsilon"]))
+
+
+def _outcome(r: dict) -> str:
+    """violation, pass or inconclusive (or error): the word a row and a heading show."""
+    return r.get("outcome", r["verdict"])
 
 
 def _mismatch(r: dict) -> str:
@@ -24,7 +29,9 @@ def markdown(document: dict) -> str:
     """report.md: a table of the results, then a section per mechanism with its witness."""
     lines = ["# dpverify audit report", "",
              "A *violation* is certified at the stated confidence. A *pass* means no violation "
-             "was found at this budget; it is not a proof of privacy.", "",
+             "was found by a budget that could have caught a gross one; it is not a proof of "
+             "privacy. *Inconclusive* means no violation was found, but this budget could not "
+             "have caught a gross one (docs/method.md).", "",
              "| mechanism | verdict | claimed (ε, δ) | certified ε ≥ | confidence | runs | seconds |",
              "|---|---|---|---|---|---|---|"]
     for r in document["results"]:
@@ -33,16 +40,16 @@ def markdown(document: dict) -> str:
             continue
         if is_zcdp_entry(r):  # a ρ-zCDP claim (dpverify.zcdp): ρ and the implied (ε, δ)
             claim, certified = zcdp_cells(r)
-            lines.append(f"| {r['mechanism']} | {r['verdict']} | {claim} | {certified} | "
+            lines.append(f"| {r['mechanism']} | {_outcome(r)} | {claim} | {certified} | "
                          f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
             continue
-        lines.append(f"| {r['mechanism']} | {r['verdict']} | "
+        lines.append(f"| {r['mechanism']} | {_outcome(r)} | "
                      f"({short_number(r['claimed']['epsilon'])}, "
                      f"{short_number(r['claimed']['delta'])}) | "
                      f"{_lower(r)}{_mismatch(r)} | "
                      f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
     for r in document["results"]:
-        lines += ["", f"## {r['mechanism']}: {r['verdict']}", ""]
+        lines += ["", f"## {r['mechanism']}: {_outcome(r)}", ""]
         if r["verdict"] == "error":
             lines.append(f"Could not be audited: {r['error']}")
             continue
@@ -50,9 +57,13 @@ def markdown(document: dict) -> str:
             lines += zcdp_markdown_lines(r)
         if r.get("witness"):
             lines += witness_markdown(r["witness"], r["claimed"])
+        if _outcome(r) == "inconclusive":
+            lines.append("- **INCONCLUSIVE: this budget could not have caught a gross "
+                         "violation** (twice the claimed ε, or 0.1 more); "
+                         f"{INCONCLUSIVE_ADVICE}")
         if r["verdict"] == "pass" and "resolution" in r:
             lines.append(f"- resolution: a true ε of about {short_number(r['resolution'])} on "
-                         "this event would have been caught half the time")
+                         "an event as likely as this one would have been caught half the time")
         if r.get("reproducible") is False:
             lines.append("- own randomness: the mechanism draws its own noise, so the same "
                          "seed need not reproduce this bound; the confidence still holds "
@@ -99,7 +110,7 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
 _CSS = """body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;
 padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}.violation{color:#b71c1c;
-font-weight:bold}.pass{color:#1b5e20;font-weight:bold}.note{background:#fffbe6;border:1px solid
+font-weight:bold}.pass{color:#1b5e20;font-weight:bold}.inconclusive{color:#b26a00;font-weight:bold}.note{background:#fffbe6;border:1px solid
 #e6d58a;padding:.6em 1em}img{max-width:49%;border:1px solid #ddd;margin:2px}img.first{max-width:100%}code{background:#f4f4f4;
 padding:1px 4px}pre{white-space:pre-wrap}"""
 
@@ -126,12 +137,12 @@ def html(document: dict, results, images: dict) -> str:
             continue
         if is_zcdp_entry(r):
             claim, certified = zcdp_cells(r)
-            rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
-                        f"{r['verdict']}</td><td>{_esc(claim)}</td><td>{_esc(certified)}</td>"
+            rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={_outcome(r)}>"
+                        f"{_outcome(r)}</td><td>{_esc(claim)}</td><td>{_esc(certified)}</td>"
                         f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
             continue
-        rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={r['verdict']}>"
-                    f"{r['verdict']}</td><td>({short_number(r['claimed']['epsilon'])}, "
+        rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={_outcome(r)}>"
+                    f"{_outcome(r)}</td><td>({short_number(r['claimed']['epsilon'])}, "
                     f"{short_number(r['claimed']['delta'])})</td>"
                     f"<td>{_lower(r)}{_mismatch(r)}</td>"
                     f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
@@ -140,14 +151,16 @@ def html(document: dict, results, images: dict) -> str:
              "<h1>dpverify audit report</h1>",
              "<p class=note>A <b>violation</b> is certified: with probability at least the stated "
              "confidence the mechanism does not satisfy its claim on the shown pair. A <b>pass</b> "
-             "means no violation was found at this budget — it is not a proof of privacy.</p>",
+             "means no violation was found by a budget that could have caught a gross one — it "
+             "is not a proof of privacy. <b>Inconclusive</b>: no violation was found, but this "
+             "budget could not have caught a gross one; raise the samples.</p>",
              "<table><tr><th>mechanism</th><th>verdict</th><th>claimed (ε, δ)</th>"
              "<th>certified ε ≥</th><th>confidence</th><th>mechanism runs</th></tr>",
              *rows, "</table>"]
     for result in results:
         w = result.witness
-        parts.append(f"<h2>{_esc(result.mechanism)}: <span class={result.verdict}>"
-                     f"{result.verdict}</span></h2>")
+        parts.append(f"<h2>{_esc(result.mechanism)}: <span class={result.outcome}>"
+                     f"{result.outcome}</span></h2>")
         parts.append(f"<pre>{_esc(result.summary())}</pre>")
         pictures = images.get(result.mechanism, [])
         if pictures:  # the picture of the finding first, then the evidence, then the rest

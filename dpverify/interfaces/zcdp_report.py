@@ -28,7 +28,8 @@ def renyi_plot(result: ZcdpAuditResult, path: Path) -> None:
     ax.set(xlabel="Rényi order α", ylabel="D_α(M(D) ‖ M(D′))", ylim=(0, top),
            title=f"{result.mechanism}: Rényi divergence against the zCDP claim")
     ax.legend(fontsize=7.5, loc="upper left")
-    word = "VIOLATION" if result.verdict == "violation" else "pass (not a proof)"
+    word = {"violation": "VIOLATION", "pass": "pass (not a proof)"}.get(
+        result.outcome, "INCONCLUSIVE (this budget could not have caught a gross violation)")
     ax.text(0.98, 0.02, f"{word}: {result.rho_clause()}\nclaimed {result.claim_text()}, "
             f"confidence {result.confidence:g}", transform=ax.transAxes, fontsize=7,
             ha="right", va="bottom", bbox=dict(fc="white", ec="#999999"))
@@ -68,6 +69,6 @@ def markdown_lines(entry: dict) -> list[str]:
             f"D_α/α, attained at α = {_f(entry['alpha'])}); Clopper–Pearson bounds on the "
             "witness event, each at (1 − confidence)/4, bound D_α at every order jointly",
             f"- implied ({_f(c['implied_epsilon'])}, {_f(c['implied_delta'])})-DP audit "
-            f"(ε = ρ + 2√(ρ ln(1/δ))): {i['verdict']}, certified ε ≥ "
+            f"(ε = ρ + 2√(ρ ln(1/δ))): {i.get('outcome', i['verdict'])}, certified ε ≥ "
             f"{_f(i['epsilon_lower_bound'])} at confidence {i['confidence']:.6g}",
             "- the two parts share the error budget equally: false-alarm rate ≤ 1 − confidence"]

@@ -362,7 +362,7 @@ class AuditRun:
         return AuditResult(
             mechanism=self.mech.name, verdict="violation" if lower > r.epsilon else "pass",
             claimed_epsilon=r.epsilon, claimed_delta=r.delta, epsilon_lower_bound=lower,
-            confidence=r.confidence, witness=best, resolution=resolution(r.epsilon, best),
+            confidence=r.confidence, witness=best, resolution=resolution(r.epsilon, r.delta, best),
             samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
             seconds=time.perf_counter() - self.started, seed=int(r.seed),
             stages=tuple(self.stages), interrupted=self.interrupted, curves=curves,

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import AuditResult, OWN_RANDOMNESS_NOTE, Witness, jsonable
+from ..result import (GROSS_FACTOR, INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, AuditResult,
+                      Witness, jsonable, outcome_of)
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,20 @@ class ZcdpAuditResult:
 
     # -- what callers written for AuditResult read ------------------------------------------
     @property
+    def conclusive(self) -> bool:
+        """A violation, or a pass that could have caught a gross violation: the implied
+        (ε, δ) audit is conclusive, or the certified ρ reaches 1/GROSS_FACTOR of the claim (the
+        divergence was measured at the claim's scale) (docs/zcdp.md)."""
+        return (self.verdict == "violation" or self.implied.conclusive
+                or self.rho_lower_bound >= self.effective_rho / GROSS_FACTOR)
+
+    @property
+    def outcome(self) -> str:
+        return outcome_of(self.verdict, self.conclusive)
+
+    @property
     def passed(self) -> bool:
-        return self.verdict == "pass"
+        return self.outcome == "pass"
 
     @property
     def effective_rho(self) -> float:
@@ -106,22 +119,29 @@ class ZcdpAuditResult:
 
     def implied_clause(self) -> str:
         i = self.implied
-        word = "VIOLATION" if i.verdict == "violation" else "pass"
+        word = {"violation": "VIOLATION"}.get(i.outcome, i.outcome)
         return (f"implied (ε={self.implied_epsilon:.4g}, δ={self.implied_delta:g})-DP audit: "
                 f"{word}, certified ε ≥ {i.epsilon_lower_bound:.4g} at confidence "
                 f"{i.confidence:g}")
 
+    def word(self) -> str:
+        """VIOLATION, pass or INCONCLUSIVE."""
+        return {"violation": "VIOLATION", "pass": "pass"}.get(self.outcome, "INCONCLUSIVE")
+
     def headline(self) -> str:
         """The verdict line, without the padding of `summary`."""
-        word = "VIOLATION" if self.verdict == "violation" else "pass"
+        word = self.word()
         return (f"{word} {self.mechanism}: claimed {self.claim_text()}, {self.rho_clause()} at "
                 f"confidence {self.confidence:g}; {self.implied_clause()}")
 
     def summary(self) -> str:
-        word = "VIOLATION" if self.verdict == "violation" else "pass"
-        lines = [f"{word:<10} {self.mechanism}: claimed {self.claim_text()}, "
+        lines = [f"{self.word():<10} {self.mechanism}: claimed {self.claim_text()}, "
                  f"{self.rho_clause()} at confidence {self.confidence:g}",
                  f"           {self.implied_clause()}"]
+        if not self.conclusive:
+            lines.append(f"           this budget could not have caught a gross violation: "
+                         f"certified ρ below half the claim and the implied audit "
+                         f"inconclusive; {INCONCLUSIVE_ADVICE}")
         if self.witness is not None:
             lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs ({self.implied.samples:,} in "
@@ -134,6 +154,7 @@ class ZcdpAuditResult:
     def as_dict(self) -> dict:
         return jsonable({
             "mechanism": self.mechanism, "verdict": self.verdict,
+            "conclusive": self.conclusive, "outcome": self.outcome,
             "claimed": {"zcdp_rho": self.claimed_rho, "implied_epsilon": self.implied_epsilon,
                         "implied_delta": self.implied_delta},
             "rho_lower_bound": self.rho_lower_bound, "alpha": self.alpha,
