@@ -171,7 +171,7 @@ def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, s
     published = PUBLISHED.get(name, (None, None, None, None))
     return {
         "mechanism": name, "paper_name": paper, "true_epsilon": truth,
-        "expected_verdict": "pass" if correct else "violation", "verdict": r.verdict,
+        "expected_verdict": "pass" if correct else "violation", "verdict": r.outcome,
         "epsilon_lower_bound": r.epsilon_lower_bound, "support_mismatch": r.support_mismatch,
         "dpsniper_lr": published[1], "dpsniper_nn": published[2], "statdp": published[3],
         "published_float": PUBLISHED_FLOAT.get(name, (None, None))[1],

@@ -71,7 +71,8 @@ def audit_once(mech, samples: int, seed: int, **options) -> dict:
     except DpVerifyError as exc:
         return {"verdict": "error", "error": f"{type(exc).__name__}: {exc}",
                 "seconds": time.perf_counter() - started}
-    return {"verdict": result.verdict, "bound": bound_of(result), "runs": result.samples,
+    return {"verdict": result.verdict, "outcome": result.outcome, "bound": bound_of(result),
+            "runs": result.samples,
             "seconds": time.perf_counter() - started, "result": result.as_dict(),
             "summary": result.summary()}
 
@@ -108,7 +109,8 @@ def fmt_claim(claim: dict) -> str:
 def fmt_cell(cell: dict) -> str:
     if cell["verdict"] == "error":
         return "error"
-    return f"{cell['verdict']} (≥ {cell['bound']:.4g}, {cell['runs']:,} runs, {cell['seconds']:.1f} s)"
+    return (f"{cell.get('outcome', cell['verdict'])} (≥ {cell['bound']:.4g}, {cell['runs']:,} runs, "
+            f"{cell['seconds']:.1f} s)")
 
 
 def fmt_pairs(pairs: list, most: int = 2) -> str:
@@ -152,7 +154,7 @@ def table(rows: list[dict]) -> list[str]:
 def cell_md(cell: dict, flagged_is_good: bool) -> str:
     if cell["verdict"] == "error":
         return f"error: {md_escape(cell['error'])}"
-    text = f"{cell['verdict']}, ≥ {cell['bound']:.4g}"
+    text = f"{cell.get('outcome', cell['verdict'])}, ≥ {cell['bound']:.4g}"
     bad = (cell["verdict"] == "violation") != flagged_is_good
     return f"**{text}**" if bad else text
 
