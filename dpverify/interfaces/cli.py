@@ -69,13 +69,15 @@ EXIT_CODES = """exit codes (audit and gate alike):
 COMMANDS = {
     "audit": ("audit mechanisms against their (ε, δ) claim",
               "Audit every @dpverify.mechanism in the targets. A pass means no violation found "
-              "at this budget, not a proof of privacy.", AUDIT_FLAGS),
+              "by a budget that could have caught a gross one, not a proof of privacy; an audit "
+              "whose budget could not is INCONCLUSIVE (exit 3).", AUDIT_FLAGS),
     "gate": ("audit, then fail on a violation or on drift from a baseline",
              "CI gate: audit the mechanisms, then exit 1 on any violation, on a mechanism "
              "missing from the baseline, or when a mechanism's estimated ε drifted from the "
              "baseline: |est − base| > max(tolerance·|base|, 2·(u + u_base)), u the gap "
-             "between estimate and certified bound. Exit 2 on usage errors, an unreadable "
-             "baseline or a mechanism that cannot run.", GATE_FLAGS),
+             "between estimate and certified bound. Exit 3 when no finding but an audit was "
+             "inconclusive (its budget could not have caught a gross violation); exit 2 on "
+             "usage errors, an unreadable baseline or a mechanism that cannot run.", GATE_FLAGS),
 }
 
 
