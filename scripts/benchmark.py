@@ -39,8 +39,13 @@ Output
 
 Exit code: 1 if a bound exceeds the true ε or a verdict differs from the expected one, else 0.
 
+    --slowdown F runs the table as a machine F times slower would (every time budget divided
+    by F); --slowdown-from FILE adds such a run's bounds to the table as a column, with each
+    row's change (with --rewrite-markdown, to an existing run without rerunning it).
+
 Usage: python scripts/benchmark.py --out DIR [--only NAME ...] [--confidence C] [--seed S]
                                    [--seconds-per-mechanism T] [--total-seconds T]
+                                   [--slowdown F] [--slowdown-from FILE] [--rewrite-markdown]
 """
 from __future__ import annotations
 
@@ -194,7 +199,41 @@ def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, s
 CERTIFICATES = {COUPLED: "coupled t-test", RATIO_TEST: "ratio test", TWO_BOUNDS: "two bounds"}
 
 
-def table_line(row: dict) -> str:
+# the most of its bound a row may lose at 1.5x slowdown (issue 28)
+SLOWDOWN_LOSS = 0.10
+
+
+def slowed_run(path: Path) -> dict:
+    """What the table shows of a run made with --slowdown F: F, its seed and speed reference,
+    and each row's bound."""
+    document = json.loads(Path(path).read_text())
+    meta = document["meta"]
+    if not meta.get("slowdown", 1.0) > 1.0:
+        raise SystemExit(f"{path} was not made with --slowdown F > 1")
+    return {"factor": meta["slowdown"], "seed": meta["seed"], "source": str(path),
+            "numpy_reference_seconds": meta.get("numpy_reference_seconds"),
+            "total_seconds": meta.get("total_seconds"),
+            "bounds": {r["mechanism"]: r["epsilon_lower_bound"] for r in document["rows"]}}
+
+
+def slowed_cells(row: dict, slowed: dict | None) -> str:
+    """The row's bound at the slowed run and its change, as two table cells ("" without one)."""
+    if slowed is None:
+        return ""
+    bound = slowed["bounds"].get(row["mechanism"])
+    if bound is None:
+        return " — | — |"
+    bound = float(bound)
+    ours = float(row["epsilon_lower_bound"])
+    change = ((bound - ours) / ours if math.isfinite(bound) and math.isfinite(ours) and ours > 0
+              else 0.0 if bound == ours else math.nan)
+    text = "—" if math.isnan(change) else f"{100 * change:+.1f}%"
+    if change < -SLOWDOWN_LOSS:
+        text = f"**{text}**"
+    return f" {fmt(bound)} | {text} |"
+
+
+def table_line(row: dict, slowed: dict | None = None) -> str:
     ours = fmt(row["epsilon_lower_bound"]) + (" (support mismatch: likely ∞)"
                                               if row["support_mismatch"] else "")
     verdict = row["verdict"] + ("" if row["verdict"] == row["expected_verdict"]
@@ -210,7 +249,32 @@ def table_line(row: dict) -> str:
     return (f"| {row['paper_name']} | {fmt(row['true_epsilon'])} | {verdict} | **{ours}** | "
             f"{published} | {beat} | {row['samples_per_side']:,} | {row['samples']:,} | "
             f"{row['seconds']:.1f} | {budget} | {row['attack']} | "
-            f"{CERTIFICATES.get(row.get('certificate'), '—')} |")
+            f"{CERTIFICATES.get(row.get('certificate'), '—')} |" + slowed_cells(row, slowed))
+
+
+def slowed_head(slowed: dict | None) -> str:
+    return (f" at {slowed['factor']:g}× slowdown | change |" if slowed else "")
+
+
+def slowed_summary(rows: list[dict], slowed: dict | None) -> list[str]:
+    """A paragraph on the slowed run: how it was made and the largest losses."""
+    if slowed is None:
+        return []
+    losses = []
+    for r in rows:
+        bound, ours = slowed["bounds"].get(r["mechanism"]), r["epsilon_lower_bound"]
+        if bound is not None and math.isfinite(float(bound)) and math.isfinite(ours) and ours > 0:
+            losses.append(((ours - float(bound)) / ours, r["paper_name"]))
+    over = sorted((x for x in losses if x[0] > SLOWDOWN_LOSS), reverse=True)
+    reference = (f", numpy reference {slowed['numpy_reference_seconds']:.3f} s"
+                 if slowed.get("numpy_reference_seconds") else "")
+    return [f"*At {slowed['factor']:g}× slowdown*: the same table run with every time budget "
+            f"divided by {slowed['factor']:g}, as a machine {slowed['factor']:g}× slower would "
+            f"(`--slowdown {slowed['factor']:g}`, seed {slowed['seed']}{reference}, "
+            f"{slowed.get('total_seconds') or 0:.0f} s). Rows losing more than "
+            f"{SLOWDOWN_LOSS:.0%} of their bound: "
+            + (", ".join(f"{name} ({100 * loss:.0f}%)" for loss, name in over) if over
+               else "none") + ".", ""]
 
 
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
@@ -230,6 +294,7 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
                        if r["epsilon_lower_bound"] >= max(r["dpsniper_lr"], r["dpsniper_nn"])]
     per_row = meta.get("row_confidence", meta["confidence"])
     together = per_row != meta["confidence"]
+    slowed = meta.get("slowed")
     planned = meta.get("rows_planned", len(rows))
     confidence_text = (
         f"Our bounds are certified at confidence {meta['confidence']:g} (DP-Sniper's level) "
@@ -273,9 +338,11 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         "(DP-Sniper LR: 2047 s for its 20 on a larger machine).", "",
         "| mechanism | true ε | verdict | ours: certified ε ≥ | DP-Sniper LR | DP-Sniper NN "
         "| StatDP | ≥ best sound published | samples per input | runs in total | seconds "
-        "| budget s | attack | certificate |",
-        "|---|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|---|",
-        *[table_line(r) for r in rows], "",
+        "| budget s | attack | certificate |" + slowed_head(slowed),
+        "|---|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|---|"
+        + ("--:|--:|" if slowed else ""),
+        *[table_line(r, slowed) for r in rows], "",
+        *slowed_summary(rows, slowed),
         f"- Bounds above the true ε: **{', '.join(above) if above else 'none'}**"
         + (f" (each row's {per_row:.4g} bound may exceed its true ε with probability up to "
            f"{1 - per_row:.2g} where its event sits exactly at that ε: a false alarm at the "
@@ -331,14 +398,25 @@ def main(argv=None) -> int:
     parser.add_argument("--total-seconds", type=float, default=TOTAL_SECONDS,
                         help="the whole run's budget: a row never gets more than an equal "
                              f"share of what is left (default {TOTAL_SECONDS:g})")
+    parser.add_argument("--slowdown", type=float, default=1.0, metavar="F",
+                        help="run as a machine F times slower would: every time budget "
+                             "divided by F (default 1)")
+    parser.add_argument("--slowdown-from", type=Path, metavar="FILE",
+                        help="a benchmark.json made with --slowdown F: the table gains its "
+                             "bounds as a column, with each row's change")
     parser.add_argument("--rewrite-markdown", action="store_true",
                         help="only rewrite DIR/benchmark.md from DIR/benchmark.json")
     args = parser.parse_args(argv)
+    if not args.slowdown >= 1.0:
+        parser.error(f"--slowdown must be at least 1, got {args.slowdown}")
     if args.rewrite_markdown:
         document = json.loads((args.out / "benchmark.json").read_text())
         rows = [{k: (float(v) if v in ("inf", "-inf") else v) for k, v in r.items()}
                 for r in document["rows"]]
-        write_outputs(args.out, rows, document["meta"])
+        meta = document["meta"]
+        if args.slowdown_from:
+            meta["slowed"] = slowed_run(args.slowdown_from)
+        write_outputs(args.out, rows, meta)
         return 0
     mechs, truth, correct = registry()
     names = [n for n in [*PUBLISHED, *PUBLISHED_FLOAT] if not args.only or n in args.only]
@@ -347,14 +425,16 @@ def main(argv=None) -> int:
         parser.error(f"unknown mechanism(s) {unknown}; choose from {names}")
     per_row = row_confidence(args.confidence, len(names))
     meta = {**machine_meta(), "confidence": args.confidence, "row_confidence": per_row,
-            "rows_planned": len(names), "seed": args.seed,
-            "seconds_per_mechanism": args.seconds_per_mechanism,
-            "total_budget_seconds": args.total_seconds,
+            "rows_planned": len(names), "seed": args.seed, "slowdown": args.slowdown,
+            "seconds_per_mechanism": args.seconds_per_mechanism / args.slowdown,
+            "total_budget_seconds": args.total_seconds / args.slowdown,
             "numpy_reference_seconds": numpy_reference_seconds(),
             "max_budget": MAX_BUDGET, "complete": False}
+    if args.slowdown_from:
+        meta["slowed"] = slowed_run(args.slowdown_from)
     rows, started = [], time.perf_counter()
     for i, name in enumerate(names):
-        budget = row_budget(args.seconds_per_mechanism, args.total_seconds,
+        budget = row_budget(meta["seconds_per_mechanism"], meta["total_budget_seconds"],
                             time.perf_counter() - started, len(names) - i)
         row = audit_row(name, mechs[name], truth[name], name in correct, per_row,
                         args.seed, budget)
