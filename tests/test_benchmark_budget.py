@@ -64,3 +64,19 @@ def test_the_table_holds_together_at_its_confidence():
 def test_a_table_confidence_outside_its_range_is_refused(family, rows):
     with pytest.raises(ValueError):
         row_confidence(family, rows)
+
+
+def test_a_slowed_run_shows_each_rows_change_and_flags_losses_over_a_tenth(tmp_path):
+    """--slowdown-from: the column holds the slowed bound and the change; a loss beyond
+    SLOWDOWN_LOSS is marked and listed, a rise or a small loss is not."""
+    from benchmark import SLOWDOWN_LOSS, slowed_cells, slowed_summary
+    slowed = {"factor": 1.5, "seed": 0, "source": "x", "numpy_reference_seconds": 0.35,
+              "total_seconds": 300.0, "bounds": {"a": 0.8, "b": 0.95, "c": 1.2}}
+    rows = [{"mechanism": m, "paper_name": m.upper(), "epsilon_lower_bound": 1.0}
+            for m in ("a", "b", "c", "d")]
+    cells = [slowed_cells(r, slowed) for r in rows]
+    assert cells[0] == " 0.800 | **-20.0%** |" and cells[1] == " 0.950 | -5.0% |"
+    assert cells[2] == " 1.200 | +20.0% |" and cells[3] == " — | — |"
+    summary = " ".join(slowed_summary(rows, slowed))
+    assert "A (20%)" in summary and "B (" not in summary and SLOWDOWN_LOSS == 0.10
+    assert slowed_cells(rows[0], None) == "" and slowed_summary(rows, None) == []
