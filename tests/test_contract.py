@@ -84,3 +84,31 @@ def test_global_randomness_is_named_as_such():
     with pytest.raises(RandomnessError, match="somewhere other than the `rng`") as caught:
         dpverify.audit(global_numpy, samples=1 << 12)
     assert "keeps state" not in str(caught.value)
+
+
+@dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
+def mostly_shared_laplace(data, rng, size):
+    """A batch sharing most of its noise: one draw for the batch plus a little of each run's."""
+    return data + rng.laplace(0, 1) + rng.laplace(0, 0.01, size)
+
+
+def test_a_batch_that_shares_most_of_its_noise_is_a_contract_error():
+    for seed in range(5):
+        with pytest.raises(ContractError, match=r"'mostly_shared_laplace'.*spread far less"):
+            dpverify.audit(mostly_shared_laplace, samples=1 << 12, seed=seed, n_jobs=1)
+
+
+def test_the_span_test_has_its_stated_null_law():
+    """span_pvalue is a distribution function (it reaches 1), and on a small case it matches
+    the share of random rank subsets whose span holds at most t of the others."""
+    from math import comb
+
+    from dpverify.sampling.checks import span_pvalue
+    assert span_pvalue(32, 32, 32) == pytest.approx(1.0)
+    assert span_pvalue(0, 32, 32) == pytest.approx(33 / comb(64, 32))
+    rng = np.random.default_rng(3)
+    batch, singles, draws = 4, 6, 200_000
+    ranks = np.argsort(rng.random((draws, batch + singles)), axis=1)[:, :batch]
+    inside = ranks.max(axis=1) - ranks.min(axis=1) + 1 - batch
+    for t in range(singles + 1):
+        assert np.mean(inside <= t) == pytest.approx(span_pvalue(t, batch, singles), abs=0.004)

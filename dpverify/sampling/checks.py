@@ -7,6 +7,7 @@ does not come from the `rng` argument (docs/method.md, "The preflight").
 from __future__ import annotations
 
 import random
+from math import comb
 
 import numpy as np
 
@@ -20,6 +21,8 @@ REPEAT_PROBE_CHUNKS = 4
 REPEAT_PROBE_RUNS = 256
 PREFLIGHT_RUNS = 64      # runs per input of the preflight ...
 PREFLIGHT_BATCHES = 2    # ... in this many batches, each from a seed of its own
+SPREAD_SINGLES = 32      # one-run calls whose outputs a batch's spread is compared with
+SPREAD_LEVEL = 1e-12     # the spread check's false-rejection rate, all coordinates together
 
 
 def check_uses_rng(sampler: Sampler, pair: int, side: int,
@@ -35,12 +38,14 @@ def check_uses_rng(sampler: Sampler, pair: int, side: int,
     if sampler.mech.draws_own_randomness:
         first = sampler.preflight(pair, side, size, twice=False, batches=PREFLIGHT_BATCHES)[0]
         check_batch_contract(sampler, pair, side, first)
+        check_batch_spread(sampler, pair, side, first[0])
         check_chunks_differ(sampler, pair, side)
         return Encoded.concat(first)
     first, second = sampler.preflight(pair, side, size, batches=PREFLIGHT_BATCHES)
     if not all(np.array_equal(a.keys, b.keys) for a, b in zip(first, second)):
         raise hidden_randomness_error(sampler, pair, side)
     check_batch_contract(sampler, pair, side, first)
+    check_batch_spread(sampler, pair, side, first[0])
     return Encoded.concat(first)
 
 
@@ -64,6 +69,55 @@ def check_batch_contract(sampler: Sampler, pair: int, side: int, batches: list) 
             "value in each batch: its batched form f(data, rng, size) must return `size` "
             "independent outputs, each with noise of its own (e.g. rng.laplace(0, b, size), not "
             "np.full(size, rng.laplace(0, b))). Nothing can be audited on copies of one draw")
+
+
+def span_pvalue(inside: int, batch: int, singles: int) -> float:
+    """P[at most `inside` of `singles` values lie between the least and the largest of `batch`
+    values], when all of them are exchangeable and distinct: the batch's ranks among the
+    n = batch + singles values are a uniform subset, and a span of L ranks holding it can sit at
+    n − L + 1 places, with C(L − 2, batch − 2) ways to fill its inside (docs/method.md, "The
+    preflight")."""
+    n = batch + singles
+    held = sum((n - span + 1) * comb(span - 2, batch - 2)
+               for span in range(batch, batch + inside + 1))
+    return held / comb(n, batch)
+
+
+def check_batch_spread(sampler: Sampler, pair: int, side: int, batch: Encoded) -> None:
+    """A batch whose outputs spread far less than outputs drawn one per call shares noise
+    between its runs (`data + shared + rng.laplace(0, 0.01, size)`). On every coordinate whose
+    batch and SPREAD_SINGLES one-run outputs are finite and all distinct, count the one-run
+    outputs inside the batch's range; a count whose `span_pvalue` is below SPREAD_LEVEL over
+    the coordinates tested is a ContractError. Independent outputs fail it with probability
+    below SPREAD_LEVEL, whatever their law; discrete coordinates (ties) are left to
+    `check_batch_contract`. The contract is the mechanism's, not an input's: it is checked on
+    the first input of the first pair only, which keeps its cost at SPREAD_SINGLES calls."""
+    if not sampler.mech.batched or (pair, side) != (0, 0):
+        return
+    tasks = [ChunkTask(pair=pair, side=side, stage=2, purpose=PREFLIGHT, index=i, start=0,
+                       size=1) for i in range(SPREAD_SINGLES)]
+    try:
+        ours, singles = batch.X, np.vstack([enc.X for enc in sampler.probe(tasks)])
+    except (AttributeError, TypeError, ValueError):  # outputs without a numeric matrix
+        return
+    columns = [c for c in range(ours.shape[1]) if _distinct(ours[:, c], singles[:, c])]
+    for c in columns:
+        low, high = ours[:, c].min(), ours[:, c].max()
+        inside = int(np.sum((singles[:, c] > low) & (singles[:, c] < high)))
+        if span_pvalue(inside, len(ours), len(singles)) < SPREAD_LEVEL / len(columns):
+            raise ContractError(
+                f"mechanism {sampler.mech.name!r} returned a batch of {len(ours)} outputs on "
+                f"input {describe_input(sampler.inputs[pair][side])} that spread far less "
+                f"than outputs drawn one per call (coordinate {c}: {inside} of "
+                f"{len(singles)} one-run outputs fall inside the batch's range): its runs "
+                "share noise. The batched form f(data, rng, size) must give every output "
+                "noise of its own (no draw shared by the batch, e.g. not "
+                "data + rng.laplace(0, b) + rng.laplace(0, small, size))")
+
+
+def _distinct(*columns) -> bool:
+    values = np.concatenate(columns)
+    return bool(np.all(np.isfinite(values))) and len(np.unique(values)) == len(values)
 
 
 def hidden_randomness_error(sampler: Sampler, pair: int, side: int) -> RandomnessError:
