@@ -163,3 +163,21 @@ def test_the_plugin_warns_on_an_inconclusive_audit_and_fails_under_w_error(pytes
     strict = pytester.runpytest_inprocess("-p", "no:cacheprovider",
                                           "-W", "error::dpverify.InconclusiveAuditWarning")
     strict.assert_outcomes(failed=1)
+
+
+@dpverify.mechanism(zcdp=0.5, pairs=[(0.0, 1.0)])
+def gaussian_half_rho(data, rng, size):
+    """The Gaussian mechanism with σ = 1: exactly ρ = 1/2-zCDP."""
+    return data + rng.normal(0, 1.0, size)
+
+
+def test_a_zcdp_audit_is_conclusive_once_its_certified_rho_reaches_half_the_claim():
+    """At 200 runs the certified ρ (0.007) is far below half the claim and the implied (ε, δ)
+    audit is powerless: inconclusive. At 2^14 runs ρ ≥ 0.31 is certified: a conclusive pass,
+    though the implied audit at ε = 5.76 stays inconclusive."""
+    small = dpverify.audit(gaussian_half_rho, samples=200, seed=0, n_jobs=1)
+    assert small.verdict == "pass" and small.outcome == "inconclusive" and not small.passed
+    assert small.summary().startswith("INCONCLUSIVE gaussian_half_rho:")
+    enough = dpverify.audit(gaussian_half_rho, samples=1 << 14, seed=0, n_jobs=1)
+    assert enough.rho_lower_bound >= 0.25 and enough.conclusive and enough.passed
+    assert enough.implied.outcome == "inconclusive"
