@@ -101,7 +101,8 @@ def figure_data(result) -> dict:
     ε and shape, and the family's boxes with their loss intervals and outside flags."""
     eps, delta = result.claimed_epsilon, result.claimed_delta
     data = {"mechanism": result.mechanism, "verdict": result.verdict,
-            "outcome": result.outcome, "claim": {"epsilon": eps, "delta": delta}, "witness": None, "family": []}
+            "outcome": result.outcome, "claim": {"epsilon": eps, "delta": delta},
+            "witness": None, "family": []}
     w = result.witness
     if w is not None:
         shape = witness_shape(w, delta)

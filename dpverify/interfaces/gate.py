@@ -8,14 +8,14 @@ lines, JUnit XML and Markdown summary in `gate_report.py`.
 
 Exit codes (the same as `dpverify audit`'s, see cli.py): 0 every mechanism passes and none
 drifted; 1 a finding: a violation, a drift or a mechanism missing from the baseline; 3 no
-finding, but an audit was inconclusive (its budget could not have caught a gross violation;
-it is never written to the baseline); 2 not a
-finding: a bad option value, an output path (--junit, --summary, the baseline with
---update-baseline) that cannot be written (checked before any audit; missing directories are
-not created), an unreadable/missing/invalid baseline, a failing git call, a mechanism that
-could not be run, or an internal error (2 wins over 1, 1 over 3). With --update-baseline the passing
-mechanisms of this run are merged into the baseline (violations are still reported, are not
-written, and still exit 1); drift and missing entries then do not fail.
+finding, but an audit was inconclusive (its budget could not have caught a gross violation; it
+is never written to the baseline); 2 not a finding: a bad option value, an output path
+(--junit, --summary, the baseline with --update-baseline) that cannot be written (checked
+before any audit; missing directories are not created), an unreadable/missing/invalid
+baseline, a failing git call, a mechanism that could not be run, or an internal error (2 wins
+over 1, 1 over 3). With --update-baseline the passing mechanisms of this run are merged into
+the baseline (violations are still reported, are not written, and still exit 1); drift and
+missing entries then do not fail.
 """
 from __future__ import annotations
 

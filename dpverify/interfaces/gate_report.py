@@ -36,9 +36,10 @@ class Outcome:
     @property
     def baseline_state(self) -> str | None:
         """How this run compares with the baseline: "updated", "withheld" (inconclusive, so not
-        written), "drift", "no drift" or "missing" (None for an error). The one record that the printed baseline line (`drift_line`), the
-        failures, the JUnit/Markdown reports and the summary counts are all derived from, so a
-        DRIFT or "not in baseline" line is always counted, whatever the verdict beside it."""
+        written), "drift", "no drift" or "missing" (None for an error). The one record that the
+        printed baseline line (`drift_line`), the failures, the JUnit/Markdown reports and the
+        summary counts are all derived from, so a DRIFT or "not in baseline" line is always
+        counted, whatever the verdict beside it."""
         if self.error is not None:
             return None
         if self.updated:
@@ -212,8 +213,8 @@ def write_summary(path: Path, text: str) -> None:
 
 def count_line(outcomes: list[Outcome], skipped: int = 0) -> str:
     """Counts of what the lines above it print: passes, VIOLATION lines, INCONCLUSIVE lines,
-    DRIFT lines, "not in baseline" lines and errors. One mechanism can be both a violation and drifted or missing,
-    so the counts may add up to more than the mechanisms."""
+    DRIFT lines, "not in baseline" lines and errors. One mechanism can be both a violation and
+    drifted or missing, so the counts may add up to more than the mechanisms."""
     by = {"pass": sum(o.error is None and not o.failures and not o.inconclusive
                       for o in outcomes),
           "inconclusive": sum(o.inconclusive for o in outcomes),

@@ -5,7 +5,8 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
 - the fixture ``dp_audit(mechanism, pairs=..., epsilon=..., delta=..., **options)`` returning the
   `AuditResult` and raising `dpverify.PrivacyViolation` (an AssertionError) on a violation; an
   inconclusive audit (its budget could not have caught a gross violation) issues
-  `dpverify.InconclusiveAuditWarning`, a failure under ``-W error::dpverify.InconclusiveAuditWarning``;
+  `dpverify.InconclusiveAuditWarning`, a failure under
+  ``-W error::dpverify.InconclusiveAuditWarning``;
 - the marker ``@pytest.mark.dp(epsilon=, delta=, pairs=)``, giving the claim to ``dp_audit``
   (or ``@pytest.mark.dp(zcdp=RHO, pairs=)``: a ρ-zCDP claim, audited by ``dpverify.zcdp`` with
   ``delta`` the δ of the (ε, δ) claim it implies);
