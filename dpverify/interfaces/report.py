@@ -59,7 +59,7 @@ def markdown(document: dict) -> str:
             lines += witness_markdown(r["witness"], r["claimed"])
         if _outcome(r) == "inconclusive":
             lines.append("- **INCONCLUSIVE: this budget could not have caught a gross "
-                         "violation** (twice the claimed ε, or 0.1 more); "
+                         "violation** (docs/theory.md §2.11); "
                          f"{INCONCLUSIVE_ADVICE}")
         if r["verdict"] == "pass" and "resolution" in r:
             lines.append(f"- resolution: a true ε of about {short_number(r['resolution'])} on "
