@@ -307,12 +307,37 @@ class RenyiAuditResult:
     seconds: float
     seed: int
 
+    @property
+    def conclusive(self) -> bool:
+        """A violation, or a pass whose certified D_α reaches 1/GROSS_FACTOR of the claimed ρ
+        (the divergence was measured at the claim's scale; the zCDP rule, docs/zcdp.md)."""
+        return (self.verdict == "violation"
+                or self.rho_lower_bound >= self.claimed_rho / GROSS_FACTOR)
+
+    @property
+    def outcome(self) -> str:
+        return outcome_of(self.verdict, self.conclusive)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
+
+    @property
+    def interrupted(self) -> bool:
+        """An RDP audit is one stage; Ctrl-C stops it with KeyboardInterrupt (what the command
+        line reads of every result)."""
+        return False
+
     def summary(self) -> str:
-        head = (f"{'VIOLATION' if self.verdict == 'violation' else 'pass':<10} {self.mechanism}: "
+        word = {"violation": "VIOLATION", "pass": "pass"}.get(self.outcome, "INCONCLUSIVE")
+        head = (f"{word:<10} {self.mechanism}: "
                 f"claimed (α={self.alpha:g}, ρ={self.claimed_rho:g})-RDP "
                 f"[⇒ (ε={self.implied_epsilon:.3g}, δ={self.implied_delta:g})], certified "
                 f"D_α ≥ {self.rho_lower_bound:.4g} at confidence {self.confidence:g}")
         lines = [head]
+        if not self.conclusive:
+            lines.append("           this budget could not have caught a gross violation: "
+                         f"certified D_α below half the claimed ρ; {INCONCLUSIVE_ADVICE}")
         if self.witness is not None:
             lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, "
@@ -322,6 +347,7 @@ class RenyiAuditResult:
     def as_dict(self) -> dict:
         return jsonable({
             "mechanism": self.mechanism, "verdict": self.verdict,
+            "conclusive": self.conclusive, "outcome": self.outcome,
             "claimed": {"rdp_alpha": self.alpha, "rdp_rho": self.claimed_rho,
                         "implied_epsilon": self.implied_epsilon,
                         "implied_delta": self.implied_delta},

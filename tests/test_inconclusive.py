@@ -181,3 +181,18 @@ def test_a_zcdp_audit_is_conclusive_once_its_certified_rho_reaches_half_the_clai
     enough = dpverify.audit(gaussian_half_rho, samples=1 << 14, seed=0, n_jobs=1)
     assert enough.rho_lower_bound >= 0.25 and enough.conclusive and enough.passed
     assert enough.implied.outcome == "inconclusive"
+
+
+def test_an_rdp_claim_through_the_cli_passes_or_is_inconclusive(tmp_path, capsys):
+    """An (α, ρ)-RDP claim (σ = 1: D_2 = 1/2 exactly) through `dpverify audit`: conclusive once
+    the certified D_α reaches half the claimed ρ, inconclusive (exit 3) at 100 runs. (The command
+    line once failed on RDP results, which have no stages to interrupt.)"""
+    target = tmp_path / "rdp.py"
+    target.write_text("import dpverify\n\n"
+                      "@dpverify.mechanism(rdp=(2.0, 0.5), pairs=[(0.0, 1.0)])\n"
+                      "def g(data, rng, size):\n"
+                      "    return data + rng.normal(0, 1.0, size)\n")
+    assert main(["audit", str(target), "--samples", "2000", "--jobs", "1"]) == 0
+    assert "1 pass(es)" in capsys.readouterr().out
+    assert main(["audit", str(target), "--samples", "100", "--jobs", "1"]) == 3
+    assert "INCONCLUSIVE g:" in capsys.readouterr().out
