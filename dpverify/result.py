@@ -168,6 +168,36 @@ def outcome_of(verdict: str, conclusive: bool) -> str:
     return verdict if conclusive else "inconclusive"
 
 
+def divergence_measured(certified_rho: float, claimed_rho: float) -> bool:
+    """The rule for ρ-zCDP and (α, ρ)-RDP claims: a pass is conclusive once the certified
+    divergence reaches 1/GROSS_FACTOR of the claim, measured at the claim's scale
+    (docs/zcdp.md)."""
+    return certified_rho >= claimed_rho / GROSS_FACTOR
+
+
+OUTCOME_WORDS = {"violation": "VIOLATION", "pass": "pass", "inconclusive": "INCONCLUSIVE"}
+
+
+class HasOutcome:
+    """`outcome`, `passed` and the summary's word, from a result's `verdict` and `conclusive`
+    (the (ε, δ), zCDP and RDP results alike)."""
+
+    @property
+    def outcome(self) -> str:
+        """"violation", "pass" (a conclusive one) or "inconclusive"."""
+        return outcome_of(self.verdict, self.conclusive)
+
+    @property
+    def passed(self) -> bool:
+        """A conclusive pass: no violation found by a budget that could have caught a gross
+        one."""
+        return self.outcome == "pass"
+
+    def word(self) -> str:
+        """VIOLATION, pass or INCONCLUSIVE."""
+        return OUTCOME_WORDS[self.outcome]
+
+
 def inconclusive_line(mechanism: str, claim: str, claimed_epsilon: float, resolution: float,
                       best: str) -> str:
     """The headline of an inconclusive audit, and what to do about it."""
@@ -180,7 +210,7 @@ def inconclusive_line(mechanism: str, claim: str, claimed_epsilon: float, resolu
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(HasOutcome):
     """Outcome of `dpverify.audit`.
 
     verdict "violation": with probability ≥ `confidence` the mechanism is NOT
@@ -214,17 +244,6 @@ class AuditResult:
     def conclusive(self) -> bool:
         """False for a pass whose budget could not have caught a gross violation."""
         return is_conclusive(self.verdict, self.claimed_epsilon, self.resolution)
-
-    @property
-    def outcome(self) -> str:
-        """"violation", "pass" (a conclusive one) or "inconclusive"."""
-        return outcome_of(self.verdict, self.conclusive)
-
-    @property
-    def passed(self) -> bool:
-        """A conclusive pass: no violation found by a budget that could have caught a gross
-        one."""
-        return self.outcome == "pass"
 
     @property
     def reproducible(self) -> bool:
@@ -290,7 +309,7 @@ class AuditResult:
 
 
 @dataclass(frozen=True)
-class RenyiAuditResult:
+class RenyiAuditResult(HasOutcome):
     """Outcome of auditing an (α, ρ)-RDP claim: verdict "violation" when the certified lower
     bound on D_α(M(D) ‖ M(D')) exceeds ρ on some pair (order as in `witness`)."""
 
@@ -309,18 +328,9 @@ class RenyiAuditResult:
 
     @property
     def conclusive(self) -> bool:
-        """A violation, or a pass whose certified D_α reaches 1/GROSS_FACTOR of the claimed ρ
-        (the divergence was measured at the claim's scale; the zCDP rule, docs/zcdp.md)."""
+        """A violation, or a pass whose certified D_α reaches half the claimed ρ."""
         return (self.verdict == "violation"
-                or self.rho_lower_bound >= self.claimed_rho / GROSS_FACTOR)
-
-    @property
-    def outcome(self) -> str:
-        return outcome_of(self.verdict, self.conclusive)
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == "pass"
+                or divergence_measured(self.rho_lower_bound, self.claimed_rho))
 
     @property
     def interrupted(self) -> bool:
@@ -329,8 +339,7 @@ class RenyiAuditResult:
         return False
 
     def summary(self) -> str:
-        word = {"violation": "VIOLATION", "pass": "pass"}.get(self.outcome, "INCONCLUSIVE")
-        head = (f"{word:<10} {self.mechanism}: "
+        head = (f"{self.word():<10} {self.mechanism}: "
                 f"claimed (α={self.alpha:g}, ρ={self.claimed_rho:g})-RDP "
                 f"[⇒ (ε={self.implied_epsilon:.3g}, δ={self.implied_delta:g})], certified "
                 f"D_α ≥ {self.rho_lower_bound:.4g} at confidence {self.confidence:g}")

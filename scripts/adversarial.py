@@ -137,7 +137,7 @@ def run_row(case: Case, mode: str, args, promise: float, seeds: range) -> dict:
     audits = Parallel(n_jobs=args.jobs)(delayed(one_audit)(case, options, seed)
                                         for seed in seeds)
     row = summarise(case, mode, audits, promise)
-    row["options"] = {k: v for k, v in options.items()}
+    row["options"] = dict(options)
     row["seed_range"] = [seeds.start, seeds.stop - 1]
     print(f"{case.name:16s} {mode:12s} {row['false_alarms']:3d}/{row['seeds']} "
           f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] {row['against_promise']:10s} "

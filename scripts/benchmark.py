@@ -216,21 +216,29 @@ def slowed_run(path: Path) -> dict:
             "bounds": {r["mechanism"]: r["epsilon_lower_bound"] for r in document["rows"]}}
 
 
+def slowed_change(row: dict, slowed: dict) -> float | None:
+    """The row's relative change at the slowed run: None without a slowed bound, NaN where an
+    infinite or non-positive bound makes a ratio meaningless (0 if the two are equal)."""
+    bound = slowed["bounds"].get(row["mechanism"])
+    if bound is None:
+        return None
+    bound, ours = float(bound), float(row["epsilon_lower_bound"])
+    if math.isfinite(bound) and math.isfinite(ours) and ours > 0:
+        return (bound - ours) / ours
+    return 0.0 if bound == ours else math.nan
+
+
 def slowed_cells(row: dict, slowed: dict | None) -> str:
     """The row's bound at the slowed run and its change, as two table cells ("" without one)."""
     if slowed is None:
         return ""
-    bound = slowed["bounds"].get(row["mechanism"])
-    if bound is None:
+    change = slowed_change(row, slowed)
+    if change is None:
         return " — | — |"
-    bound = float(bound)
-    ours = float(row["epsilon_lower_bound"])
-    change = ((bound - ours) / ours if math.isfinite(bound) and math.isfinite(ours) and ours > 0
-              else 0.0 if bound == ours else math.nan)
     text = "—" if math.isnan(change) else f"{100 * change:+.1f}%"
     if change < -SLOWDOWN_LOSS:
         text = f"**{text}**"
-    return f" {fmt(bound)} | {text} |"
+    return f" {fmt(float(slowed['bounds'][row['mechanism']]))} | {text} |"
 
 
 def table_line(row: dict, slowed: dict | None = None) -> str:
@@ -260,12 +268,9 @@ def slowed_summary(rows: list[dict], slowed: dict | None) -> list[str]:
     """A paragraph on the slowed run: how it was made and the largest losses."""
     if slowed is None:
         return []
-    losses = []
-    for r in rows:
-        bound, ours = slowed["bounds"].get(r["mechanism"]), r["epsilon_lower_bound"]
-        if bound is not None and math.isfinite(float(bound)) and math.isfinite(ours) and ours > 0:
-            losses.append(((ours - float(bound)) / ours, r["paper_name"]))
-    over = sorted((x for x in losses if x[0] > SLOWDOWN_LOSS), reverse=True)
+    changes = [(slowed_change(r, slowed), r["paper_name"]) for r in rows]
+    over = sorted(((-c, name) for c, name in changes
+                   if c is not None and c < -SLOWDOWN_LOSS), reverse=True)
     reference = (f", numpy reference {slowed['numpy_reference_seconds']:.3f} s"
                  if slowed.get("numpy_reference_seconds") else "")
     return [f"*At {slowed['factor']:g}× slowdown*: the same table run with every time budget "

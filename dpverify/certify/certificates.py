@@ -10,7 +10,6 @@ from ..stats import (certified_epsilon, coupled_epsilon_bound, cp_lower, cp_uppe
                      detectable_epsilon, plug_in_epsilon, ratio_epsilon_bound)
 
 SUPPORT_MISMATCH_HITS = 20  # hits under D, none under D', from which ε is likely ∞
-DEFAULT_LEVEL = 0.025       # a witness without its level: half of 1 − 0.95
 
 
 class Certificate(enum.Enum):
@@ -70,5 +69,4 @@ def resolution(claim: float, delta: float, witness: Witness | None) -> float:
     event = (witness.rate_D, witness.samples_D, witness.samples_D_prime)
     complement = (1.0 - witness.rate_D_prime, witness.samples_D_prime, witness.samples_D)
     mass, n_p, n_q = min(event, complement)
-    level = witness.level if witness.level is not None else DEFAULT_LEVEL
-    return detectable_epsilon(mass, n_p, n_q, claim, delta, level)
+    return detectable_epsilon(mass, n_p, n_q, claim, delta, witness.level)

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import (GROSS_FACTOR, INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, AuditResult,
-                      Witness, jsonable, outcome_of)
+from ..result import (INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, AuditResult, HasOutcome,
+                      Witness, divergence_measured, jsonable)
 
 
 @dataclass(frozen=True)
-class ZcdpAuditResult:
+class ZcdpAuditResult(HasOutcome):
     """Outcome of auditing a ρ-zCDP claim (`audit_zcdp`).
 
     verdict "violation": with probability ≥ `confidence` the mechanism is not ρ-zCDP — either
@@ -43,18 +43,9 @@ class ZcdpAuditResult:
     @property
     def conclusive(self) -> bool:
         """A violation, or a pass that could have caught a gross violation: the implied
-        (ε, δ) audit is conclusive, or the certified ρ reaches 1/GROSS_FACTOR of the claim (the
-        divergence was measured at the claim's scale) (docs/zcdp.md)."""
+        (ε, δ) audit is conclusive, or the certified ρ reaches half the claim (docs/zcdp.md)."""
         return (self.verdict == "violation" or self.implied.conclusive
-                or self.rho_lower_bound >= self.effective_rho / GROSS_FACTOR)
-
-    @property
-    def outcome(self) -> str:
-        return outcome_of(self.verdict, self.conclusive)
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == "pass"
+                or divergence_measured(self.rho_lower_bound, self.effective_rho))
 
     @property
     def effective_rho(self) -> float:
@@ -119,14 +110,10 @@ class ZcdpAuditResult:
 
     def implied_clause(self) -> str:
         i = self.implied
-        word = {"violation": "VIOLATION"}.get(i.outcome, i.outcome)
+        word = i.word() if i.outcome == "violation" else i.outcome
         return (f"implied (ε={self.implied_epsilon:.4g}, δ={self.implied_delta:g})-DP audit: "
                 f"{word}, certified ε ≥ {i.epsilon_lower_bound:.4g} at confidence "
                 f"{i.confidence:g}")
-
-    def word(self) -> str:
-        """VIOLATION, pass or INCONCLUSIVE."""
-        return {"violation": "VIOLATION", "pass": "pass"}.get(self.outcome, "INCONCLUSIVE")
 
     def headline(self) -> str:
         """The verdict line, without the padding of `summary`."""
