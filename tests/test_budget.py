@@ -10,8 +10,9 @@ from scipy.stats import binom
 import dpverify
 from dpverify.sampling.checks import SPREAD_SINGLES
 from dpverify import InvalidClaimError
+from dpverify.pipeline import Settings, audit_with_settings
 from dpverify.pipeline.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
-                                      search_rows)
+                                      search_rows, shrunk_stage_size)
 from dpverify.result import COUPLED
 from dpverify.sampling import CERTIFY, SEARCH, TIMING, Sampler
 from mechanisms_under_test.basic import make_laplace
@@ -33,6 +34,89 @@ def test_otherwise_the_stage_becomes_the_last_with_what_the_time_left_buys():
     # never fewer runs than planned, even out of time
     assert last_stage_size(1.2, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) == 1000
     assert last_stage_size(-1.0, 1.0, 0.0, 1e-3, 1e-3, 1000, 4000) == 1000
+
+
+def test_a_tuning_stage_that_does_not_fit_shrinks_with_the_time_left():
+    # 1 ms a run for this tuning stage, 0.5 ms for a last stage 4× larger: 3 ms per tuning
+    # run. 9 s buy a 3000-run stage (and a last stage of 12000) instead of the planned 4000.
+    assert shrunk_stage_size(9.0, 1e-3, 0.5e-3, 4000, 1000, 4) == 3000
+    # no cliff: between the stage before's size and the plan, the size is proportional to the
+    # time left, so 10% less time costs both stages 10% of their runs
+    sizes = [shrunk_stage_size(r, 1e-3, 0.5e-3, 4000, 1000, 4) for r in (9.0, 8.1, 6.0)]
+    assert sizes == [3000, 2700, 2000]
+    # never above the plan; None (the stage becomes the last) below twice the stage before's
+    assert shrunk_stage_size(60.0, 1e-3, 0.5e-3, 4000, 1000, 4) == 4000
+    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
+    assert shrunk_stage_size(-1.0, 1e-3, 0.5e-3, 4000, 1000, 4) is None
+    assert shrunk_stage_size(9.0, 0.0, 0.0, 4000, 1000, 4) is None
+
+
+def test_search_stops_learning_once_its_share_of_the_budget_is_spent():
+    budget = TimeBudget(10.0, time.perf_counter() - 3.0)
+    assert not budget.search_spent()           # 3 s of 10: search may go on
+    budget.started -= 2.0
+    assert budget.search_spent()               # 5 s of 10: past the 40% share
+
+
+def test_a_last_search_that_will_not_run_is_not_charged_to_the_plan():
+    # 1 ms a run, 10 ms a search row. A 1000-run stage, then a last stage of 40000 runs whose
+    # search would learn 3000 rows (30 s).
+    def last_size_after(spent):
+        budget = TimeBudget(100.0, time.perf_counter() - spent)
+        budget.counting = CountingCost(1000, 1, 2, 1.0, 0.5, 0.5)
+        budget.search.add(1, 1000, 10.0)
+        return budget.last_size(1000, 40000, (0, 0), (1, 3000), 1, 2)
+
+    # 30 s spent: the last search will run, and 1 + 30 + 40 s do not fit in 70: end here
+    assert last_size_after(30.0) is not None
+    # 50 s spent, past the search's 40% share: the last stage will not search, and 1 + 40 s
+    # fit in 50: the stage runs as planned
+    assert last_size_after(50.0) is None
+
+
+def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatch):
+    # Search converges at stage 2 (a loose precision, pruning from stage 2). The stand-in clock
+    # ends the run at stage 3 (2^14 runs planned); it is a tuning stage, so it shrinks to 6000
+    # runs and a last stage of at most 24000 follows, with all of α.
+    asked = []
+
+    def end_at_stage_three(self, planned, next_planned, *projections, cap=None):
+        if planned == 1 << 14:
+            self.ceiling = 24000
+            return planned
+        return None
+
+    def shrink(self, planned, previous, growth, *rest):
+        asked.append((planned, previous, growth))
+        return 6000
+
+    monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
+    monkeypatch.setattr(TimeBudget, "shrunk_size", shrink)
+    converges_early = Settings(prune_after_stage=2, search_precision=0.1)
+    r = audit_with_settings(make_laplace(1.0), converges_early, seconds=60.0, stop_early=False,
+                            samples=1 << 20, n_jobs=1, seed=3)
+    assert asked == [(1 << 14, 1 << 12, 4)]
+    assert [s.samples_per_side for s in r.stages] == [1 << 10, 1 << 12, 6000, 24000]
+    assert [s.alpha for s in r.stages] == [0.0, 0.0, 0.0, pytest.approx(1 - r.confidence)]
+    # counted on the last stage's fresh runs (Poisson sizes around 24000 for a ratio test)
+    assert r.witness.stage == 4 and abs(r.witness.samples_D - 24000) < 1000
+    assert 0.5 < r.epsilon_lower_bound <= 1.0
+
+
+def test_a_stage_that_still_searches_is_never_shrunk(monkeypatch):
+    # Before search converges (pruning starts at stage 5) the stage the clock ends the run at
+    # becomes the last one: shrinking it would pay for a search twice.
+    monkeypatch.setattr(TimeBudget, "last_size",
+                        lambda self, planned, *rest, **options: (20000 if planned == 1 << 14
+                                                                 else None))
+
+    def never(self, *args):
+        raise AssertionError("a searching stage was offered to shrink")
+
+    monkeypatch.setattr(TimeBudget, "shrunk_size", never)
+    r = dpverify.audit(make_laplace(1.0), seconds=60.0, stop_early=False, samples=1 << 20,
+                       n_jobs=1, seed=2)
+    assert [s.samples_per_side for s in r.stages] == [1 << 10, 1 << 12, 20000]
 
 
 def test_counting_cost_scales_drawing_with_pairs_and_evaluating_with_candidates():
@@ -245,18 +329,26 @@ def test_a_stage_made_last_on_a_slow_moment_may_still_grow_to_the_cap():
 
 def test_runs_whose_last_stage_the_budget_decides_keep_the_false_alarm_rate(monkeypatch):
     """A budget moves the certifying stage and its size, never the α it spends. With a stand-in
-    clock that ends every run at stage 3 with 6000 runs per input, 200 seeds of Laplace claimed
-    at exactly its true ε = 1 may raise a false alarm with probability ≤ 0.05 each: the count
-    stays within Binomial(200, 0.05)'s 99th percentile (a correct engine fails < 1% of the
-    time)."""
-    monkeypatch.setattr(TimeBudget, "last_size",
-                        lambda self, planned, *rest, **options: (6000 if planned == 1 << 14
-                                                                     else None))
+    clock, 100 seeds of Laplace claimed at exactly its true ε = 1 end at stage 3 with 6000 runs
+    per input, and 100 more (search converging at stage 2) mostly shrink stage 3 to a 3000-run
+    tuning stage with a last stage of 12000 after it. Each may raise a false alarm with probability
+    ≤ 0.05: the count stays within Binomial(200, 0.05)'s 99th percentile (a correct engine
+    fails < 1% of the time)."""
+    def end_at_stage_three(self, planned, *rest, **options):
+        return 6000 if planned == 1 << 14 else None
+
+    monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
+    monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args: 3000)
     mech = make_laplace(1.0)
-    results = [dpverify.audit(mech, seconds=60.0, stop_early=False, samples=1 << 20, n_jobs=1,
-                              seed=s) for s in range(200)]
-    assert all(r.stages[-1].samples_per_side == 6000 for r in results)
-    alarms = sum(r.verdict == "violation" for r in results)
+    ended = [dpverify.audit(mech, seconds=60.0, stop_early=False, samples=1 << 20, n_jobs=1,
+                            seed=s) for s in range(100)]
+    converges_early = Settings(prune_after_stage=2, search_precision=0.1)
+    shrunk = [audit_with_settings(mech, converges_early, seconds=60.0, stop_early=False,
+                                  samples=1 << 20, n_jobs=1, seed=s) for s in range(100, 200)]
+    assert all(r.stages[-1].samples_per_side == 6000 for r in ended)
+    # (a seed whose search has not converged by stage 3 ends there instead: 3 of these 100)
+    assert sum([s.samples_per_side for s in r.stages][2:] == [3000, 12000] for r in shrunk) >= 90
+    alarms = sum(r.verdict == "violation" for r in ended + shrunk)
     assert alarms <= binom.ppf(0.99, 200, 0.05)
 
 

@@ -4,8 +4,10 @@ A measurement run (`audit(stop_early=False)`) certifies at its last stage only; 
 before it spend no α and only choose and tune events. With `audit(seconds=T)` the run does not
 fix its last stage in advance: before each stage it projects, from the stages already run
 (`SearchTimes`, `CountingCost`), whether this stage and a last stage 4× larger both fit in the
-time left. If they do, the stage runs as planned; if not, this stage becomes the last. Once its
-search has chosen its events, its size is what the remaining time buys for counting those
+time left. If they do, the stage runs as planned. If not, a tuning stage (search converged)
+shrinks to what the time left buys for it and a last stage 4× its size (`shrunk_stage_size`);
+a stage too small for that, or one that still searches, becomes the last. Once its search has
+chosen its events, its size is what the remaining time buys for counting those
 events on their pairs (`TimeBudget.fill_last`), at the rate a short timing pilot measures on
 runs of its own: at least its planned size, at most the run's sample cap. The plan's own last
 stage, when every stage before it ran, is sized the same way (at most its plan, and no less
@@ -84,6 +86,24 @@ def last_stage_size(remaining: float, search_this: float, search_last: float,
     return int(min(max(affordable, planned), next_planned))
 
 
+def shrunk_stage_size(remaining: float, seconds_per_run: float, last_seconds_per_run: float,
+                      planned: int, previous: int, growth: int) -> int | None:
+    """When a tuning stage of `planned` runs (one that counts tracked grids, its search done)
+    and a last stage `growth`× larger do not both fit in `remaining` seconds: the size t at which
+    it still runs, with a last stage of `growth`·t runs after it, counting at `seconds_per_run`
+    and `last_seconds_per_run`; at most `planned`, and None when t would not reach twice the
+    `previous` stage's size, too few new runs to repay a stage (it then becomes the last).
+    The size shrinks continuously with the time left, so a slower machine loses runs of both
+    stages in proportion instead of a whole tuning stage (docs/method.md, "Time budgets")."""
+    per_run = seconds_per_run + growth * last_seconds_per_run
+    if per_run <= 0 or remaining <= 0:
+        return None
+    t = remaining / per_run
+    if not (math.isfinite(t) and t >= 2 * previous):
+        return None
+    return int(min(t, planned))
+
+
 def search_rows(kept: dict, cap: int, sizes: tuple) -> tuple:
     """(pairs, rows) to be learned at each of the next stages, for pairs whose search samples
     hold `kept` runs per input and grow by each stage's size up to `cap`: a pair is learned
@@ -135,6 +155,7 @@ class SearchTimes:
 
 LAST_SEARCH_SHARE = 0.5  # the most of the time left a last stage's search may be projected to take
 EARLY = 0.25  # the share of the budget before which only a stage that cannot fit ends the run
+SEARCH_SHARE = 0.4  # the share of the budget after which search stops learning and stages tune
 
 
 class TimeBudget:
@@ -170,13 +191,35 @@ class TimeBudget:
             # a moment of a busy machine): before a quarter of the budget is spent, a stage
             # that fits runs as planned
             return None
+        this = search_this + self.counting.per_run * planned
+        search_last = self.search.project(*search_next)
+        if (self.seconds - remaining + this > SEARCH_SHARE * self.seconds
+                or search_last > LAST_SEARCH_SHARE * (remaining - this)):
+            search_last = 0.0  # the last stage will not search (`search_spent`, or skipped)
         size = last_stage_size(
-            remaining, search_this, self.search.project(*search_next), self.counting.per_run,
+            remaining, search_this, search_last, self.counting.per_run,
             self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
             next_planned)
         if size is not None:
             self.ceiling = max(next_planned, cap or 0)
         return size
+
+    def shrunk_size(self, planned: int, previous: int, growth: int, last_pairs: int,
+                    last_events: int) -> int | None:
+        """After `last_size` ended the run at a tuning stage of `planned` runs (the stage before
+        had `previous`): the smaller size at which it may still run with a last stage `growth`×
+        larger after it (`shrunk_stage_size`), else None."""
+        if self.counting is None:
+            return None
+        return shrunk_stage_size(
+            self.remaining(), self.counting.per_run,
+            self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
+            previous, growth)
+
+    def search_spent(self) -> bool:
+        """Whether SEARCH_SHARE of the budget is spent: search then stops learning, and the
+        stages left tune and certify the events it found."""
+        return self.seconds - self.remaining() > SEARCH_SHARE * self.seconds
 
     def search_crowds_out_counting(self, search_now: tuple) -> bool:
         """Whether the last stage's own search, learning `search_now` = (pairs, rows), is

@@ -130,10 +130,14 @@ class AuditRun:
     # ---- time budget ----------------------------------------------------------------------
 
     def _fit_budget(self, j: int) -> None:
-        """With a time budget, before stage j: make it the last stage if it and a stage 4×
-        larger are not projected to fit (`TimeBudget.last_size`). The plan's own last stage,
-        reached with every stage before it run as planned, gets what the time left buys, at
-        most its plan. Sizes depend on the clock only, never on certifying counts."""
+        """With a time budget, before stage j: once SEARCH_SHARE of the budget is spent, search
+        stops learning (`TimeBudget.search_spent`) and the stages left tune and certify. If this
+        stage and a stage 4× larger are not projected to fit (`TimeBudget.last_size`), a tuning
+        stage shrinks to the size at which it and a last stage 4× larger still fit
+        (`TimeBudget.shrunk_size`); a stage that still searches, or one that would shrink below
+        twice the stage before, becomes the last. The plan's own last stage, reached with every
+        stage before it run as planned, gets what the time left buys, at most its plan. Sizes
+        depend on the clock only, never on certifying counts (docs/method.md, "Time budgets")."""
         budget, search, sizes = self.budget, self.search, self.schedule.sizes
         if budget is None:
             return
@@ -141,25 +145,39 @@ class AuditRun:
             if budget.ceiling is None:
                 budget.ceiling = sizes[-1]
             return
+        if not search.frozen and self.tracked and budget.search_spent():
+            search.frozen = True
         search_now, search_next = (((0, 0), (0, 0)) if search.frozen else search_rows(
             search.kept_by_pair(), search.cap(), (sizes[j - 1], sizes[j])))
-        last = budget.last_size(sizes[j - 1], sizes[j], search_now, search_next,
-                                self._last_stage_pairs(searching=not search.frozen), self.K,
+        pairs = self._last_stage_pairs(searching=not search.frozen)
+        last = budget.last_size(sizes[j - 1], sizes[j], search_now, search_next, pairs, self.K,
                                 cap=sizes[-1])
-        if last is not None:
-            self._end_at(j, last, search_now)
+        if last is None:
+            return
+        # a stage is shrunk only as a tuning stage: once search has converged, or has nothing
+        # left to learn (its samples complete, it would only re-rank the same models); a stage
+        # that still learns would pay for a search again at the last stage
+        tunes = j >= 2 and bool(self.tracked) and (search.frozen or search_now == (0, 0))
+        shrunk = (budget.shrunk_size(sizes[j - 1], sizes[j - 2], self.settings.growth, pairs,
+                                     self.K) if tunes else None)
+        if shrunk is not None:
+            search.frozen = True
+            self.schedule.shrink_at(j, shrunk, self.settings.growth * shrunk)
+            self.bar.n_stages = len(self.schedule)
+        else:
+            self.schedule.end_at(j, last)
+            self.bar.n_stages = len(self.schedule)
+            self._skip_last_search(search_now)
 
-    def _end_at(self, j: int, last: int, search_now) -> None:
-        """Stage j becomes the last one, and certifies. A last search that would take most of
-        the time left is skipped: the events tuned on the stage before's fresh sample are
-        certified instead, on the runs the whole time left buys."""
-        self.schedule.end_at(j, last)
-        self.bar.n_stages = len(self.schedule)
+    def _skip_last_search(self, search_now) -> None:
+        """At a stage the budget made the last one: a search that would take most of the time
+        left is skipped, and the events tuned on the stage before's fresh sample are certified
+        instead, on the runs the whole time left buys."""
         if (not self.search.frozen and self.tracked
                 and self.budget.search_crowds_out_counting(search_now)):
             self.search.frozen = True
             self.schedule.sizes[-1] = self.budget.size_without_search(
-                last, self._last_stage_pairs(searching=False), self.K)
+                self.schedule.sizes[-1], self._last_stage_pairs(searching=False), self.K)
 
     def _last_stage_pairs(self, searching: bool) -> int:
         return last_stage_pairs(self.tracked, self.search.active if searching else [], self.K,

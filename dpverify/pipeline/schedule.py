@@ -42,7 +42,8 @@ class StagePlan:
 class Schedule:
     """The stage sizes and their α_j. An ordinary audit spends α/2^{J−j+1} at stage j
     (`stats.stage_alphas`); a measurement run spends all of α at its last stage
-    (`stats.final_stage_alphas`). A time budget may end the schedule early (`end_at`)."""
+    (`stats.final_stage_alphas`). A time budget may end the schedule early
+    (`end_at`, `shrink_at`)."""
 
     def __init__(self, samples: int, confidence: float, stop_early: bool, per_stage: int,
                  first_stage: int = 1 << 10, growth: int = 4):
@@ -68,6 +69,11 @@ class Schedule:
     def end_at(self, j: int, size: int) -> None:
         """Make stage j the last one, with `size` runs per input and all of α."""
         self.sizes = self.sizes[:j - 1] + [size]
+        self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
+
+    def shrink_at(self, j: int, size: int, last: int) -> None:
+        """Make stage j a smaller stage of `size` runs, followed by a last stage of `last`."""
+        self.sizes = self.sizes[:j - 1] + [size, last]
         self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
 
     def stage(self, j: int) -> StagePlan:
