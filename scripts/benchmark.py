@@ -187,6 +187,8 @@ def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, s
                                         and round(r.epsilon_lower_bound, 3) >= best),
         "above_true_epsilon": r.epsilon_lower_bound > truth + 1e-12,
         "samples_per_side": r.samples_per_side, "samples": r.samples, "seconds": r.seconds,
+        # runs per input of each stage: where the time budget ended or shrank the plan
+        "stage_sizes": [s.samples_per_side for s in r.stages],
         "budget_seconds": seconds_per_mechanism,
         "seed": seed,
         "certificate": r.witness.certificate if r.witness else None,
