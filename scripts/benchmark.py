@@ -16,7 +16,8 @@ What is measured
     In a measurement run the earlier stages only choose and tune events and the last stage
     certifies with all of α, as DP-Sniper's one final test does. Budget: a time budget per
     mechanism (--seconds-per-mechanism, 30 s; `audit(seconds=...)`): the stages grow 4× while
-    the next one and a last stage after it are projected to fit, and the last stage gets as
+    the next one and a last stage after it are projected to fit (search stops learning at 40%
+    of the budget; a tuning stage that does not fit shrinks), and the last stage gets as
     many certifying runs per input as the time left buys, up to 2^27; no row gets more than an
     equal share of what is left of the run's total (--total-seconds, 570 s), so the whole run
     stays under 10 minutes on a slow machine too. The sizes depend on wall
@@ -325,7 +326,9 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         + (f", or an equal share of what is left of the run's {meta['total_budget_seconds']:g} s "
            "if that is less (*budget*; so a slow machine shortens the rows, not the run)"
            if meta.get("total_budget_seconds") else "") + ": "
-        "its stages grow 4× while the next one and a last stage after it are projected to fit, "
+        "its stages grow 4× while the next one and a last stage after it are projected to fit "
+        "(search stops learning at 40% of the budget, and a tuning stage that does not fit "
+        "shrinks with the time left: docs/method.md, \"Time budgets\"), "
         "and the last stage gets as many certifying runs per input as the time left buys, at "
         f"most 2^{MAX_BUDGET.bit_length() - 1} (*samples per input*). The sizes depend on wall "
         "time only, never on a bound, so the rows are reproducible in their statistics, not in "

@@ -1,0 +1,124 @@
+"""The benchmark's spread over seeds, at the committed budget and on a slower machine.
+
+Reads benchmark.json files written by `scripts/benchmark.py` (one per seed at the committed
+budget, one per seed with `--slowdown F`) and writes a table of every row's bounds per seed at
+both budgets, with the checks of issue 28: each bound at or above the best sound published one
+(rows that tie with it at the published 3 decimals, or whose ε is likely ∞ by a support
+mismatch, excepted), none above the true ε, every verdict as expected, and no row losing more
+than SLOWDOWN_LOSS of its bound between the two budgets on the same seed.
+
+Usage: python scripts/benchmark_seeds.py --runs DIR... --slowed DIR... --out FILE.md
+(exit 1 when a check fails)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchmark import SLOWDOWN_LOSS, fmt
+
+
+def load(dirs: list[str]) -> dict:
+    """seed → (meta, {mechanism: row}) of each benchmark.json, by the seed its meta records."""
+    runs = {}
+    for d in dirs:
+        data = json.loads((Path(d) / "benchmark.json").read_text())
+        rows = [{k: (float(v) if v in ("inf", "-inf") else v) for k, v in r.items()}
+                for r in data["rows"]]   # benchmark.json writes infinities as strings
+        runs[data["meta"]["seed"]] = (data["meta"], {r["mechanism"]: r for r in rows})
+    return runs
+
+
+def row_problems(row: dict) -> list[str]:
+    """What a single run of a row fails: below the published bound (ties at 3 decimals and
+    support mismatches excepted), above the true ε, or a verdict other than the expected."""
+    out = []
+    if (row["best_sound_published"] is not None and not row["at_least_best_published"]
+            and not row["ties_at_published_precision"] and not row["support_mismatch"]):
+        out.append("below published")
+    if row["above_true_epsilon"]:
+        out.append("above true ε")
+    if row["verdict"] != row["expected_verdict"]:
+        out.append(f"verdict {row['verdict']}")
+    return out
+
+
+def loss(full: dict, slowed: dict) -> float | None:
+    """The relative change of a bound from the committed budget to the slowed one."""
+    a, b = full["epsilon_lower_bound"], slowed["epsilon_lower_bound"]
+    if not a > 0 or a == float("inf"):
+        return None
+    return (b - a) / a
+
+
+def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
+    """The markdown lines of the table, and the failed checks."""
+    seeds = sorted(set(runs) & set(slowed))
+    names = list(runs[seeds[0]][1])
+    head = ("| mechanism | true ε | best published | "
+            + " | ".join(f"seed {s}" for s in seeds) + " | "
+            + " | ".join(f"seed {s} slowed (change)" for s in seeds) + " |")
+    lines = [head, "|---|--:|--:|" + "--:|" * (2 * len(seeds))]
+    failures = []
+    for name in names:
+        first = runs[seeds[0]][1][name]
+        cells, slow_cells = [], []
+        for s in seeds:
+            row, srow = runs[s][1][name], slowed[s][1][name]
+            change = loss(row, srow)
+            problems = row_problems(row) + [f"slowed: {p}" for p in row_problems(srow)]
+            if change is not None and change < -SLOWDOWN_LOSS:
+                problems.append(f"loses {-change:.0%}")
+            failures += [f"{name} seed {s}: {p}" for p in problems]
+            mark = " ⚠" if problems else ""
+            cells.append(f"{row['epsilon_lower_bound']:.4g}")
+            pct = "" if change is None else f" ({change:+.1%})"
+            slow_cells.append(f"{srow['epsilon_lower_bound']:.4g}{pct}{mark}")
+        best = first["best_sound_published"]
+        truth = first["true_epsilon"]
+        lines.append(f"| {name} | {fmt(truth)} | {fmt(best)} | " + " | ".join(cells)
+                     + " | " + " | ".join(slow_cells) + " |")
+    return lines, failures
+
+
+def report(runs: dict, slowed: dict) -> tuple[str, list[str]]:
+    lines, failures = table(runs, slowed)
+    factor = next(iter(slowed.values()))[0].get("slowdown")
+    meta = [f"seed {s}: numpy reference {m['numpy_reference_seconds']:.3f} s, "
+            f"{m.get('total_seconds', 0):.0f} s; slowed {slowed[s][0]['numpy_reference_seconds']:.3f}"
+            f" s, {slowed[s][0].get('total_seconds', 0):.0f} s" for s, (m, _) in sorted(runs.items())
+            if s in slowed]
+    text = [
+        "# Benchmark over seeds, at the committed budget and 1.5× slower",
+        "",
+        f"Each seed's table run twice, back to back on one machine: at the committed budget and "
+        f"with every time budget divided by {factor:g} (`scripts/benchmark.py --slowdown "
+        f"{factor:g}`), as a machine that much slower would run it. A cell is the certified "
+        f"ε ≥ at confidence 0.9 for the whole table; the slowed cell gives the change from the "
+        f"same seed at the committed budget. ⚠ marks a failed check: below the best sound "
+        f"published bound (rows tied with it at the published 3 decimals, or reported as "
+        f"ε likely ∞ by a support mismatch, excepted), above the true ε, a verdict other than "
+        f"the expected, or a loss of more than {SLOWDOWN_LOSS:.0%}.",
+        "", *[f"- {m}" for m in meta], "", *lines, "",
+        f"**Failed checks: {len(failures)}.**", "", *[f"- {f}" for f in failures],
+    ]
+    return "\n".join(text) + "\n", failures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="+", required=True, help="benchmark dirs, committed budget")
+    parser.add_argument("--slowed", nargs="+", required=True, help="benchmark dirs, --slowdown F")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    text, failures = report(load(args.runs), load(args.slowed))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(text)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
