@@ -219,16 +219,28 @@ def slowed_run(path: Path) -> dict:
             "bounds": {r["mechanism"]: r["epsilon_lower_bound"] for r in document["rows"]}}
 
 
-def slowed_change(row: dict, slowed: dict) -> float | None:
-    """The row's relative change at the slowed run: None without a slowed bound, NaN where an
-    infinite or non-positive bound makes a ratio meaningless (0 if the two are equal)."""
-    bound = slowed["bounds"].get(row["mechanism"])
-    if bound is None:
-        return None
-    bound, ours = float(bound), float(row["epsilon_lower_bound"])
+def relative_change(ours: float, bound: float) -> float:
+    """(bound − ours)/ours: NaN where an infinite or non-positive bound makes a ratio
+    meaningless (0 if the two are equal)."""
+    bound, ours = float(bound), float(ours)
     if math.isfinite(bound) and math.isfinite(ours) and ours > 0:
         return (bound - ours) / ours
     return 0.0 if bound == ours else math.nan
+
+
+def slowed_change(row: dict, slowed: dict) -> float | None:
+    """The row's relative change at the slowed run (`relative_change`), None without a slowed
+    bound."""
+    bound = slowed["bounds"].get(row["mechanism"])
+    return None if bound is None else relative_change(row["epsilon_lower_bound"], bound)
+
+
+def read_run(path: Path) -> tuple[list[dict], dict]:
+    """(rows, meta) of a benchmark.json, its infinities (written as strings) read back."""
+    document = json.loads(Path(path).read_text())
+    rows = [{k: (float(v) if v in ("inf", "-inf") else v) for k, v in r.items()}
+            for r in document["rows"]]
+    return rows, document["meta"]
 
 
 def slowed_cells(row: dict, slowed: dict | None) -> str:
@@ -420,10 +432,7 @@ def main(argv=None) -> int:
     if not args.slowdown >= 1.0:
         parser.error(f"--slowdown must be at least 1, got {args.slowdown}")
     if args.rewrite_markdown:
-        document = json.loads((args.out / "benchmark.json").read_text())
-        rows = [{k: (float(v) if v in ("inf", "-inf") else v) for k, v in r.items()}
-                for r in document["rows"]]
-        meta = document["meta"]
+        rows, meta = read_run(args.out / "benchmark.json")
         if args.slowdown_from:
             meta["slowed"] = slowed_run(args.slowdown_from)
         write_outputs(args.out, rows, meta)

@@ -13,21 +13,20 @@ Usage: python scripts/benchmark_seeds.py --runs DIR... --slowed DIR... --out FIL
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
 from pathlib import Path
 
-from benchmark import SLOWDOWN_LOSS, fmt
+from benchmark import SLOWDOWN_LOSS, fmt, read_run, relative_change
 
 
 def load(dirs: list[str]) -> dict:
-    """seed → (meta, {mechanism: row}) of each benchmark.json, by the seed its meta records."""
+    """seed → (meta, {mechanism: row}) of each DIR/benchmark.json, by the seed its meta
+    records."""
     runs = {}
     for d in dirs:
-        data = json.loads((Path(d) / "benchmark.json").read_text())
-        rows = [{k: (float(v) if v in ("inf", "-inf") else v) for k, v in r.items()}
-                for r in data["rows"]]   # benchmark.json writes infinities as strings
-        runs[data["meta"]["seed"]] = (data["meta"], {r["mechanism"]: r for r in rows})
+        rows, meta = read_run(Path(d) / "benchmark.json")
+        runs[meta["seed"]] = (meta, {r["mechanism"]: r for r in rows})
     return runs
 
 
@@ -45,14 +44,6 @@ def row_problems(row: dict) -> list[str]:
     return out
 
 
-def loss(full: dict, slowed: dict) -> float | None:
-    """The relative change of a bound from the committed budget to the slowed one."""
-    a, b = full["epsilon_lower_bound"], slowed["epsilon_lower_bound"]
-    if not a > 0 or a == float("inf"):
-        return None
-    return (b - a) / a
-
-
 def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
     """The markdown lines of the table, and the failed checks."""
     seeds = sorted(set(runs) & set(slowed))
@@ -67,7 +58,9 @@ def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
         cells, slow_cells = [], []
         for s in seeds:
             row, srow = runs[s][1][name], slowed[s][1][name]
-            change = loss(row, srow)
+            change = relative_change(row["epsilon_lower_bound"], srow["epsilon_lower_bound"])
+            if math.isnan(change):
+                change = None
             problems = row_problems(row) + [f"slowed: {p}" for p in row_problems(srow)]
             if change is not None and change < -SLOWDOWN_LOSS:
                 problems.append(f"loses {-change:.0%}")

@@ -111,8 +111,9 @@ _CSS = """body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;
 padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}.violation{color:#b71c1c;
 font-weight:bold}.pass{color:#1b5e20;font-weight:bold}.inconclusive{color:#b26a00;
-font-weight:bold}.note{background:#fffbe6;border:1px solid #e6d58a;padding:.6em 1em}img{max-width:49%;border:1px solid #ddd;margin:2px}img.first{max-width:100%}code{background:#f4f4f4;
-padding:1px 4px}pre{white-space:pre-wrap}"""
+font-weight:bold}.note{background:#fffbe6;border:1px solid #e6d58a;padding:.6em 1em}
+img{max-width:49%;border:1px solid #ddd;margin:2px}img.first{max-width:100%}
+code{background:#f4f4f4;padding:1px 4px}pre{white-space:pre-wrap}"""
 
 
 def _esc(value) -> str:

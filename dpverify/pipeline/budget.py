@@ -193,7 +193,7 @@ class TimeBudget:
             return None
         this = search_this + self.counting.per_run * planned
         search_last = self.search.project(*search_next)
-        if (self.seconds - remaining + this > SEARCH_SHARE * self.seconds
+        if (self.search_spent(after=this)
                 or search_last > LAST_SEARCH_SHARE * (remaining - this)):
             search_last = 0.0  # the last stage will not search (`search_spent`, or skipped)
         size = last_stage_size(
@@ -216,10 +216,10 @@ class TimeBudget:
             self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
             previous, growth)
 
-    def search_spent(self) -> bool:
-        """Whether SEARCH_SHARE of the budget is spent: search then stops learning, and the
-        stages left tune and certify the events it found."""
-        return self.seconds - self.remaining() > SEARCH_SHARE * self.seconds
+    def search_spent(self, after: float = 0.0) -> bool:
+        """Whether SEARCH_SHARE of the budget is spent (`after` seconds from now): search then
+        stops learning, and the stages left tune and certify the events it found."""
+        return self.seconds - self.remaining() + after > SEARCH_SHARE * self.seconds
 
     def search_crowds_out_counting(self, search_now: tuple) -> bool:
         """Whether the last stage's own search, learning `search_now` = (pairs, rows), is

@@ -154,20 +154,19 @@ class AuditRun:
                                 cap=sizes[-1])
         if last is None:
             return
-        # a stage is shrunk only as a tuning stage: once search has converged, or has nothing
-        # left to learn (its samples complete, it would only re-rank the same models); a stage
-        # that still learns would pay for a search again at the last stage
-        tunes = j >= 2 and bool(self.tracked) and (search.frozen or search_now == (0, 0))
+        # a stage is shrunk only as a tuning stage: nothing left to learn (search converged,
+        # or its samples complete, so it would only re-rank the same models); a stage that
+        # still learns would pay for a search again at the last stage
+        tunes = j >= 2 and bool(self.tracked) and search_now == (0, 0)
         shrunk = (budget.shrunk_size(sizes[j - 1], sizes[j - 2], self.settings.growth, pairs,
                                      self.K) if tunes else None)
         if shrunk is not None:
             search.frozen = True
             self.schedule.shrink_at(j, shrunk, self.settings.growth * shrunk)
-            self.bar.n_stages = len(self.schedule)
         else:
             self.schedule.end_at(j, last)
-            self.bar.n_stages = len(self.schedule)
             self._skip_last_search(search_now)
+        self.bar.n_stages = len(self.schedule)
 
     def _skip_last_search(self, search_now) -> None:
         """At a stage the budget made the last one: a search that would take most of the time
