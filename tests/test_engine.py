@@ -213,6 +213,29 @@ def test_events_selecting_the_same_search_outputs_are_certified_once():
     assert [(c.threshold, c.direction) for c in tracked] == [(2.0, 0), (3.2, 0)]
 
 
+def test_tracked_candidates_are_distinct_score_families():
+    from dpverify.attacks import Candidate, Coordinate
+    from dpverify.sampling.encoding import encode
+    from dpverify.pipeline.selection import same_events_merged
+
+    rng = np.random.default_rng(0)
+    a, _ = encode(rng.normal(size=(500, 2)), 500)
+    b, _ = encode(rng.normal(0.2, 1.0, size=(500, 2)), 500)
+    data = {0: (a, b)}
+
+    def cand(threshold, index=0, sign=1, model=None):
+        return Candidate(0, 0, model or Coordinate(index), sign, threshold, 0.1, (1, 2, 1, 2))
+
+    # a half-line of output[0] learned twice (two models, two thresholds: different events) is
+    # one family: its grid counts both; output[1], or output[0] with the other sign, is another
+    pool = [cand(1.0), cand(1.5, model=Coordinate(0)), cand(1.0, index=1), cand(-1.0, sign=-1)]
+    tracked = same_events_merged(pool, data, most=4, families=True)
+    assert [(c.model.index, c.sign, c.threshold) for c in tracked] == [
+        (0, 1, 1.0), (1, 1, 1.0), (0, -1, -1.0)]
+    # certified events are only merged when they select the same outputs
+    assert len(same_events_merged(pool, data, most=4)) == 4
+
+
 def test_carried_candidates_retuned_onto_one_event_are_tracked_once():
     from dpverify.attacks import Candidate, Coordinate, Tuning
     from dpverify.pipeline.selection import distinct

@@ -234,7 +234,8 @@ class AuditRun:
         data = self.search.data
         return [replace(c, grid=(c.tuning[0] if c.tuning is not None
                                  else tuning_grid(c, *data[c.pair])))
-                for c in same_events_merged(self.pool, data, self.settings.tracked)
+                for c in same_events_merged(self.pool, data, self.settings.tracked,
+                                            families=True)
                 if c.tuning is not None or c.pair in data]
 
     # ---- prepare: pilot and certificates --------------------------------------------------

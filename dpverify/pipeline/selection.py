@@ -72,25 +72,49 @@ def _same_hits(c: Candidate, h, out: list, hits: list) -> bool:
                for o, oh in zip(out, hits))
 
 
-def same_events_merged(events: list[Candidate], data: dict,
-                       most: int | None = None) -> list[Candidate]:
+def same_events_merged(events: list[Candidate], data: dict, most: int | None = None,
+                       families: bool = False) -> list[Candidate]:
     """Drop an event that selects exactly the same search outputs, under both inputs, as a
     better one of the same pair and direction: two models (or a model learned at two stages)
     often define one event, and certifying it twice only halves each bound's share of α;
     tracking it twice takes another event's place. Judged on search data (`data`: pair →
-    search outputs of D and D'). `most`: stop once that many are kept."""
-    out, hits = [], []
+    search outputs of D and D'). `most`: stop once that many are kept. `families` (for tracked
+    candidates, whose whole threshold grid is counted): also drop a candidate whose score orders
+    the search outputs as a kept one's does (`same_family`), whatever its threshold."""
+    out, hits, orders = [], [], []
     for c in events:
         if most is not None and len(out) == most:
             break
-        h = None
+        h = o = None
         if c.pair in data:
             h = tuple(c.hits(enc) for enc in data[c.pair])
             if _same_hits(c, h, out, hits):
                 continue
+            if families:
+                o = score_order(c, *data[c.pair])
+                if any(same_family(c, o, k, ko) for k, ko in zip(out, orders)):
+                    continue
         out.append(c)
         hits.append(h)
+        orders.append(o)
     return out
+
+
+FAMILY_SAMPLE = 1 << 12  # search outputs per input on which two scores' orders are compared
+
+
+def score_order(cand: Candidate, a, b) -> np.ndarray:
+    """The dense ranks of the candidate's signed scores on (at most) FAMILY_SAMPLE search
+    outputs of each input: two candidates with equal ranks define the same nested family of
+    events {sign·s ≥ t}, one threshold grid counting both."""
+    v = np.concatenate([cand.signed_scores(enc.take(slice(0, FAMILY_SAMPLE))) for enc in (a, b)])
+    return np.unique(v, return_inverse=True)[1]
+
+
+def same_family(c: Candidate, order, kept: Candidate, kept_order) -> bool:
+    """Whether `c` and `kept` test one pair in one direction with scores in the same order."""
+    return (c.pair == kept.pair and c.direction == kept.direction and order is not None
+            and kept_order is not None and np.array_equal(order, kept_order))
 
 
 def tuning_standard_error(cand: Candidate) -> float:
