@@ -61,14 +61,15 @@ def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
             change = relative_change(row["epsilon_lower_bound"], srow["epsilon_lower_bound"])
             if math.isnan(change):
                 change = None
-            problems = row_problems(row) + [f"slowed: {p}" for p in row_problems(srow)]
+            committed = row_problems(row)
+            slowed_problems = [f"slowed: {p}" for p in row_problems(srow)]
             if change is not None and change < -SLOWDOWN_LOSS:
-                problems.append(f"loses {-change:.0%}")
-            failures += [f"{name} seed {s}: {p}" for p in problems]
-            mark = " ⚠" if problems else ""
-            cells.append(f"{row['epsilon_lower_bound']:.4g}")
+                slowed_problems.append(f"loses {-change:.0%}")
+            failures += [f"{name} seed {s}: {p}" for p in committed + slowed_problems]
+            cells.append(f"{row['epsilon_lower_bound']:.4g}{' ⚠' if committed else ''}")
             pct = "" if change is None else f" ({change:+.1%})"
-            slow_cells.append(f"{srow['epsilon_lower_bound']:.4g}{pct}{mark}")
+            slow_cells.append(f"{srow['epsilon_lower_bound']:.4g}{pct}"
+                              f"{' ⚠' if slowed_problems else ''}")
         best = first["best_sound_published"]
         truth = first["true_epsilon"]
         lines.append(f"| {name} | {fmt(truth)} | {fmt(best)} | " + " | ".join(cells)
@@ -76,23 +77,28 @@ def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
     return lines, failures
 
 
+def machine(meta: dict) -> str:
+    """A run's speed reference and wall time, as the report's list gives them."""
+    return (f"numpy reference {meta['numpy_reference_seconds']:.3f} s, "
+            f"{meta.get('total_seconds', 0):.0f} s")
+
+
 def report(runs: dict, slowed: dict) -> tuple[str, list[str]]:
+    """The markdown report (header, machine lines, table, failed checks) and the failures."""
     lines, failures = table(runs, slowed)
     factor = next(iter(slowed.values()))[0].get("slowdown")
-    meta = [f"seed {s}: numpy reference {m['numpy_reference_seconds']:.3f} s, "
-            f"{m.get('total_seconds', 0):.0f} s; slowed {slowed[s][0]['numpy_reference_seconds']:.3f}"
-            f" s, {slowed[s][0].get('total_seconds', 0):.0f} s" for s, (m, _) in sorted(runs.items())
-            if s in slowed]
+    meta = [f"seed {s}: {machine(m)}; slowed {machine(slowed[s][0])}"
+            for s, (m, _) in sorted(runs.items()) if s in slowed]
     text = [
-        "# Benchmark over seeds, at the committed budget and 1.5× slower",
+        f"# Benchmark over seeds, at the committed budget and {factor:g}× slower",
         "",
         f"Each seed's table run twice, back to back on one machine: at the committed budget and "
         f"with every time budget divided by {factor:g} (`scripts/benchmark.py --slowdown "
         f"{factor:g}`), as a machine that much slower would run it. A cell is the certified "
         f"ε ≥ at confidence 0.9 for the whole table; the slowed cell gives the change from the "
-        f"same seed at the committed budget. ⚠ marks a failed check: below the best sound "
-        f"published bound (rows tied with it at the published 3 decimals, or reported as "
-        f"ε likely ∞ by a support mismatch, excepted), above the true ε, a verdict other than "
+        f"same seed at the committed budget. ⚠ marks the cell of a failed check: below the "
+        f"best sound published bound (rows tied with it at the published 3 decimals, or "
+        f"reported as ε likely ∞ by a support mismatch, excepted), above the true ε, a verdict other than "
         f"the expected, or a loss of more than {SLOWDOWN_LOSS:.0%}.",
         "", *[f"- {m}" for m in meta], "", *lines, "",
         f"**Failed checks: {len(failures)}.**", "", *[f"- {f}" for f in failures],

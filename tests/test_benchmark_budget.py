@@ -124,3 +124,8 @@ def test_the_seed_table_flags_what_issue_28_rules_out(tmp_path):
     assert "- steady seed 0: loses 28%" in text
     assert "- cliff seed 0: slowed: verdict pass" in text and "cliff seed 0: loses 15%" in text
     assert "tied seed" not in text and "mismatch seed" not in text
+    # the mark sits on the run that failed: here the slowed cells, not the committed ones
+    assert "0.29 (-27.5%) ⚠" in text and "| 0.4 ⚠" not in text
+    low = write("low", 0, 1.0, rows(0.25, 0.40))
+    assert benchmark_seeds.main(["--runs", low, "--slowed", fine, "--out", str(out)]) == 1
+    assert "| 0.25 ⚠ |" in out.read_text() and "0.37 (+48.0%) |" in out.read_text()
