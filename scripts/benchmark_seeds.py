@@ -98,8 +98,8 @@ def report(runs: dict, slowed: dict) -> tuple[str, list[str]]:
         f"ε ≥ at confidence 0.9 for the whole table; the slowed cell gives the change from the "
         f"same seed at the committed budget. ⚠ marks the cell of a failed check: below the "
         f"best sound published bound (rows tied with it at the published 3 decimals, or "
-        f"reported as ε likely ∞ by a support mismatch, excepted), above the true ε, a verdict other than "
-        f"the expected, or a loss of more than {SLOWDOWN_LOSS:.0%}.",
+        f"reported as ε likely ∞ by a support mismatch, excepted), above the true ε, a "
+        f"verdict other than the expected, or a loss of more than {SLOWDOWN_LOSS:.0%}.",
         "", *[f"- {m}" for m in meta], "", *lines, "",
         f"**Failed checks: {len(failures)}.**", "", *[f"- {f}" for f in failures],
     ]
