@@ -13,7 +13,7 @@ import numpy as np
 
 from .certificates import Certificate
 from .evaluator import PROBE_STRIDE, PairEvaluator
-from ..sampling import CERTIFY, poisson_sample_size, split_into_chunks
+from ..sampling import CERTIFY, EachUse, poisson_sample_size, shared_draws, split_into_chunks
 
 
 class StageCounts(NamedTuple):
@@ -22,13 +22,15 @@ class StageCounts(NamedTuple):
     by_pair: pair → (events, probes) counted on it; counts: (pair, side) → count vector (the
     events, then the probes' grids, then the probe sample size; see `PairEvaluator`); runs:
     (pair, side) → runs drawn; blocks: (pair, side) → per-block count vectors (coupled pairs
-    only); grid_seconds: the seconds its chunks spent counting grids (for a time budget)."""
+    only); grid_seconds: the seconds its chunks spent counting grids (for a time budget);
+    inputs_drawn: how many distinct inputs it drew (shared inputs once)."""
 
     by_pair: dict
     counts: dict
     runs: dict
     blocks: dict
     grid_seconds: float
+    inputs_drawn: int = 0
 
 
 def _grouped_by_pair(events, probes) -> dict:
@@ -45,27 +47,33 @@ def certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE
     """Count `events` on fresh samples of stage j, Poisson(n_j) runs per input
     (`poisson_sample_size`: what the ratio test needs; the two-bound certificate holds given any
     sizes). A pair in `coupled` instead draws ceil(n_j/block) blocks of `block` runs per input,
-    each block from one seed shared by both inputs (`pilot.choose_coupling`). `probes`' grids
-    are counted on every `stride`-th output of the same pass."""
+    each block from one seed shared by both inputs (`pilot.choose_coupling`). An input of
+    several pairs is drawn once and counted for each (`sampling.shared_draws`). `probes`'
+    grids are counted on every `stride`-th output of the same pass."""
     by_pair = _grouped_by_pair(events, probes)
-    evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev), stride=stride)
-                  for p, (ev, pr) in by_pair.items()}
-    runs = {(p, s): (-(-n_j // block) * block if p in coupled
-                     else poisson_sample_size(seed, n_j, p, s, j))
-            for p in by_pair for s in (0, 1)}
-    tasks = [t for (p, s), n in runs.items()
-             for t in split_into_chunks(n, block if p in coupled else sampler.chunk_size,
-                                        pair=p, side=s, stage=j, purpose=CERTIFY,
-                                        coupled=p in coupled)]
-    counts = {(p, s): 0 for p in by_pair for s in (0, 1)}
+    pair_evaluators = {p: PairEvaluator(ev + pr, probe_start=len(ev), stride=stride)
+                       for p, (ev, pr) in by_pair.items()}
+    draws = shared_draws(sampler.inputs, by_pair, coupled)
+    evaluators = {(d.pair, d.side): EachUse([pair_evaluators[p] for p, _ in d.uses])
+                  for d in draws}
+    drawn = {d: (-(-n_j // block) * block if d.seed_pair is not None
+                 else poisson_sample_size(seed, n_j, d.pair, d.side, j)) for d in draws}
+    tasks = [(d, t) for d in draws
+             for t in split_into_chunks(drawn[d], block if d.seed_pair is not None
+                                        else sampler.chunk_size, pair=d.pair, side=d.side,
+                                        stage=j, purpose=CERTIFY,
+                                        coupled=d.seed_pair is not None, seed_pair=d.seed_pair)]
+    runs = {use: drawn[d] for d in draws for use in d.uses}
+    counts = {use: 0 for use in runs}
     blocks: dict = {}
-    for task, c in zip(tasks, sampler.run(tasks, evaluators)):
-        counts[task.pair, task.side] = counts[task.pair, task.side] + c
-        if task.coupled:
-            blocks.setdefault((task.pair, task.side), []).append(c)
-    grid_seconds = sum(sum(e.grid_seconds) for e in evaluators.values())
+    for (d, task), per_use in zip(tasks, sampler.run([t for _, t in tasks], evaluators)):
+        for use, c in zip(d.uses, per_use):
+            counts[use] = counts[use] + c
+            if task.coupled:
+                blocks.setdefault(use, []).append(c)
+    grid_seconds = sum(sum(e.grid_seconds) for e in pair_evaluators.values())
     return StageCounts(by_pair, counts, runs, {k: np.array(v) for k, v in blocks.items()},
-                       grid_seconds)
+                       grid_seconds, len(draws))
 
 
 def grid_slice(cands, i, counts_p, counts_q):

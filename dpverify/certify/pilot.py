@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..sampling import TIMING, split_into_chunks
+from ..sampling import TIMING, EachUse, shared_draws, split_into_chunks
 from .certificates import Certificate
 from ..stats import (MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size, expected_bound_and_method,
                      expected_certified_epsilon, expected_coupled_epsilon)
@@ -63,17 +63,21 @@ def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True
     by_pair: dict = {}
     for i, c in enumerate(events):
         by_pair.setdefault(c.pair, []).append(i)
-    evaluators = {p: _row_hits([events[i] for i in idx]) for p, idx in by_pair.items()}
-    tasks = [t for p in by_pair for s in (0, 1)
-             for t in split_into_chunks(n, -(-n // 2), pair=p, side=s, stage=j, purpose=TIMING,
-                                        coupled=shared_seeds)]
+    draws = shared_draws(sampler.inputs, by_pair, frozenset(by_pair) if shared_seeds else ())
+    evaluators = {(d.pair, d.side): EachUse([_row_hits([events[i] for i in by_pair[p]])
+                                             for p, _ in d.uses]) for d in draws}
+    tasks = [(d, t) for d in draws
+             for t in split_into_chunks(n, -(-n // 2), pair=d.pair, side=d.side, stage=j,
+                                        purpose=TIMING, coupled=shared_seeds,
+                                        seed_pair=d.seed_pair)]
     started = time.perf_counter()
     # through the pool only when it times the stage (a pool round trip costs ~10 ms)
-    hits = sampler.run(tasks, evaluators, pooled=most >= sampler.chunk_size)
+    hits = sampler.run([t for _, t in tasks], evaluators, pooled=most >= sampler.chunk_size)
     seconds = (time.perf_counter() - started) / n
     rows: dict = {}
-    for t, h in zip(tasks, hits):
-        rows.setdefault((t.pair, t.side), []).append(h)
+    for (d, _), per_use in zip(tasks, hits):
+        for use, h in zip(d.uses, per_use):
+            rows.setdefault(use, []).append(h)
     rates = {}
     for p, idx in by_pair.items():
         side_hits = [np.concatenate(rows[p, s]) for s in (0, 1)]

@@ -17,6 +17,7 @@ Modules:
              (`Encoded`, `encode`);
 - `sampler`: the Sampler, which runs chunks in parallel (joblib threads or loky processes, or
              dask) and turns worker failures into dpverify errors;
+- `shared`:  inputs shared by several pairs, drawn once per certifying pass (shared_draws);
 - `checks`:  the pre-flight (check_uses_rng, check_chunks_differ) and checked_search_samples;
 - `memory`:  return_freed_memory.
 """
@@ -28,12 +29,13 @@ from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, PAIR_SEARCH, PREFLIGHT,
 from .draw import ChunkSeconds, describe_input, draw_outputs, run_chunk
 from .memory import return_freed_memory
 from .sampler import BACKENDS, RunSeconds, Sampler
+from .shared import EachUse, SharedDraw, shared_draws
 
 __all__ = [
     "BACKENDS", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "PAIR_SEARCH", "PREFLIGHT",
     "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE", "SEARCH", "TIMING",
-    "ChunkSeconds", "ChunkTask", "RunSeconds", "Sampler", "check_chunks_differ",
-    "check_uses_rng", "checked_search_samples", "describe_input", "describe_task",
-    "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",
-    "split_into_chunks",
+    "ChunkSeconds", "ChunkTask", "EachUse", "RunSeconds", "Sampler", "SharedDraw",
+    "check_chunks_differ", "check_uses_rng", "checked_search_samples", "describe_input",
+    "describe_task", "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",
+    "shared_draws", "split_into_chunks",
 ]

@@ -45,14 +45,18 @@ class ChunkTask:
     # common random numbers: both inputs of the pair draw this chunk from the same seed
     # (the coupled certificate, stats.coupled_epsilon_bound)
     coupled: bool = False
+    # a coupled chunk of an input shared by several pairs (sampling.shared) draws the seeds of
+    # this pair, so every pair linked to it by a shared input stays coupled
+    seed_pair: int | None = None
 
     def seed_sequence(self, root_seed: int) -> np.random.SeedSequence:
         """The chunk's own seed: (pair, side, stage, purpose, index) spawned from `root_seed`;
-        a coupled chunk puts COUPLED_SIDES in place of its side."""
+        a coupled chunk puts COUPLED_SIDES in place of its side, and its `seed_pair`, if set,
+        in place of its pair."""
         side = COUPLED_SIDES if self.coupled else self.side
+        pair = self.seed_pair if self.coupled and self.seed_pair is not None else self.pair
         return np.random.SeedSequence(
-            entropy=root_seed,
-            spawn_key=(self.pair, side, self.stage, self.purpose, self.index))
+            entropy=root_seed, spawn_key=(pair, side, self.stage, self.purpose, self.index))
 
 
 def split_into_chunks(n: int, chunk_size: int, **task_fields) -> list[ChunkTask]:

@@ -181,7 +181,7 @@ class Sampler:
             for t in tasks:
                 watch.begin(self._label(t), t.size, time.monotonic(), exact=True)
                 result = run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
-                                   _evaluator(evaluators, t.pair))
+                                   _evaluator(evaluators, t))
                 watch.end(sum(result[2]))
                 yield t, result
         finally:
@@ -221,7 +221,7 @@ class Sampler:
 
     def _job(self, task: ChunkTask, evaluators):
         return delayed(run_chunk)(self.mech, self.inputs[task.pair][task.side], task,
-                                  self.root_seed, _evaluator(evaluators, task.pair))
+                                  self.root_seed, _evaluator(evaluators, task))
 
     def _label(self, task: ChunkTask) -> Callable[[], str]:
         """The chunk and its input, for a stall warning (progress.py)."""
@@ -264,9 +264,14 @@ class Sampler:
             "result. If it dies again, the mechanism crashes the interpreter on that input")
 
 
-def _evaluator(evaluators: dict | None, pair: int):
-    """The counting function of a certifying chunk of `pair`, or None for a search chunk."""
-    return evaluators[pair] if evaluators is not None else None
+def _evaluator(evaluators: dict | None, task: ChunkTask):
+    """The counting function of a certifying chunk: `evaluators[(pair, side)]` where the
+    caller keys them by input (an input shared by several pairs, `sampling.shared`), else
+    `evaluators[pair]`; None for a search chunk."""
+    if evaluators is None:
+        return None
+    by_input = evaluators.get((task.pair, task.side))
+    return by_input if by_input is not None else evaluators[task.pair]
 
 
 def _last_line(exc: BaseException) -> str:
