@@ -6,7 +6,6 @@ certificate's counts, so any choice made on it is sound."""
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -50,13 +49,26 @@ def _rate(a: np.ndarray, b: np.ndarray, n: int, delta: float) -> PilotRate:
     return PilotRate(k_p, k_q, n, int(np.count_nonzero(a != b)), variance)
 
 
+def busy_seconds(ran, workers: int | None) -> float:
+    """The seconds a pass like `ran` (a `RunSeconds`) takes once its chunks keep every worker
+    busy: its chunks' drawing and evaluating seconds shared over `workers`, at most its wall
+    time. A pilot's few chunks leave workers idle while the last one ends and pay the pool's
+    round trip once; a stage of many chunks pays neither per chunk, so the pilot's wall time
+    alone over-estimates the stage's rate (by 15% on one pair's two chunks, measured in
+    docs/scaling.md, "Time budgets")."""
+    if not workers:
+        return ran.wall
+    return min(ran.wall, (ran.draw + ran.evaluate) / workers)
+
+
 def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True):
     """Draw stage j's pilot: min(planned/PILOT_SHARE, `most`, one chunk) runs per input, in two
     chunks per input (`most`: one chunk when it also times a time budget's last stage; then it
     runs through the pool, as the stage will). M(D) and M(D') draw it from shared seeds, run for
-    run (unless not `shared_seeds`: a mechanism with its own randomness). Returns the wall
-    seconds per run per input and event index → `PilotRate`; (None, {}) when the stage is too
-    small to pilot."""
+    run (unless not `shared_seeds`: a mechanism with its own randomness); an input of several
+    pairs is drawn once, as the stage will draw it (`sampling.shared_draws`). Returns the
+    seconds per run per input a stage like it takes (`busy_seconds`) and event index →
+    `PilotRate`; (None, {}) when the stage is too small to pilot."""
     n = min(planned // PILOT_SHARE, most, sampler.chunk_size)
     if n < 2 or not events:
         return None, {}
@@ -70,10 +82,9 @@ def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True
              for t in split_into_chunks(n, -(-n // 2), pair=d.pair, side=d.side, stage=j,
                                         purpose=TIMING, coupled=shared_seeds,
                                         seed_pair=d.seed_pair)]
-    started = time.perf_counter()
     # through the pool only when it times the stage (a pool round trip costs ~10 ms)
     hits = sampler.run([t for _, t in tasks], evaluators, pooled=most >= sampler.chunk_size)
-    seconds = (time.perf_counter() - started) / n
+    seconds = busy_seconds(sampler.last_seconds, sampler.workers) / n
     rows: dict = {}
     for (d, _), per_use in zip(tasks, hits):
         for use, h in zip(d.uses, per_use):

@@ -13,7 +13,7 @@ import time
 from typing import Callable, NamedTuple
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
 from .encoding import Encoded, Schema
 from ..errors import (AuditTimeoutError, DpVerifyError, InvalidClaimError, MechanismError,
@@ -92,6 +92,12 @@ class Sampler:
         self._watch = progress if progress is not None else Progress(mech.name, 0, enabled=False)
         self._parallel = None
         self.last_seconds = RunSeconds(0.0, 0.0, 0.0)  # of the latest `run`
+
+    @property
+    def workers(self) -> int | None:
+        """How many chunks run at once: n_jobs as joblib resolves it; None on dask, where the
+        cluster decides."""
+        return None if self.backend == "dask" else effective_n_jobs(self.n_jobs)
 
     def _make_parallel(self, timeout=None) -> Parallel:
         if self.backend == "dask":
