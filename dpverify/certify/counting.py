@@ -22,15 +22,13 @@ class StageCounts(NamedTuple):
     by_pair: pair → (events, probes) counted on it; counts: (pair, side) → count vector (the
     events, then the probes' grids, then the probe sample size; see `PairEvaluator`); runs:
     (pair, side) → runs drawn; blocks: (pair, side) → per-block count vectors (coupled pairs
-    only); grid_seconds: the seconds its chunks spent counting grids (for a time budget);
-    inputs_drawn: how many distinct inputs it drew (shared inputs once)."""
+    only); grid_seconds: the seconds its chunks spent counting grids (for a time budget)."""
 
     by_pair: dict
     counts: dict
     runs: dict
     blocks: dict
     grid_seconds: float
-    inputs_drawn: int = 0
 
 
 def _grouped_by_pair(events, probes) -> dict:
@@ -73,7 +71,7 @@ def certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE
                 blocks.setdefault(use, []).append(c)
     grid_seconds = sum(sum(e.grid_seconds) for e in pair_evaluators.values())
     return StageCounts(by_pair, counts, runs, {k: np.array(v) for k, v in blocks.items()},
-                       grid_seconds, len(draws))
+                       grid_seconds)
 
 
 def grid_slice(cands, i, counts_p, counts_q):

@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class CountingCost:
-    """How long a stage's counting pass took: `n` runs per input for `pairs` pairs (two inputs
-    each; an input shared by several pairs, drawn once, counts half a pair), `candidates`
+    """How long a stage's counting pass took: `n` runs per input for `pairs` pairs, `candidates`
     events or tracked models scored on every output, `wall` seconds in all, of which its chunks
     spent `draw` seconds drawing and encoding, `evaluate` seconds scoring and counting, and,
     within that, `grid` seconds counting tracked grids (summed over parallel chunks, so only
-    their proportions are used)."""
+    their proportions are used). Drawing is projected per pair: inputs that several pairs
+    share are drawn once (`sampling.shared`), and a projection assumes other pairs share
+    inputs as these did."""
 
     n: int
-    pairs: float
+    pairs: int
     candidates: float  # a grid counted on every k-th output counts 1/k
     wall: float
     draw: float

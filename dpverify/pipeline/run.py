@@ -313,7 +313,7 @@ class AuditRun:
                                     coupled=plan.coupled, block=plan.block)
         if self.budget is not None:
             self.budget.counting = CountingCost(
-                stage.size, counted.inputs_drawn / 2,  # pairs' worth of inputs drawn
+                stage.size, len(counted.by_pair),
                 sum(len(ev) + len(pr) / stride for ev, pr in counted.by_pair.values()),
                 *self.sampler.last_seconds, grid=counted.grid_seconds)
         return counted
