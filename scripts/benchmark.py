@@ -41,12 +41,14 @@ Output
 Exit code: 1 if a bound exceeds the true ε or a verdict differs from the expected one, else 0.
 
     --slowdown F runs the table as a machine F times slower would (every time budget divided
-    by F); --slowdown-from FILE adds such a run's bounds to the table as a column, with each
+    by F; with --budgets-from FILE, each row's budget in that committed-budget run, divided by
+    F); --slowdown-from FILE adds such a run's bounds to the table as a column, with each
     row's change (with --rewrite-markdown, to an existing run without rerunning it).
 
 Usage: python scripts/benchmark.py --out DIR [--only NAME ...] [--confidence C] [--seed S]
                                    [--seconds-per-mechanism T] [--total-seconds T]
-                                   [--slowdown F] [--slowdown-from FILE] [--rewrite-markdown]
+                                   [--slowdown F [--budgets-from FILE]] [--slowdown-from FILE]
+                                   [--rewrite-markdown]
 """
 from __future__ import annotations
 
@@ -144,6 +146,19 @@ def row_budget(per_mechanism: float, total: float, elapsed: float, rows_left: in
     return max(1.0, min(per_mechanism, share))
 
 
+def committed_budgets(path: Path, slowdown: float) -> dict:
+    """--budgets-from: each row's budget in a run at the committed budget, divided by
+    `slowdown`. A slowed run then gives every row exactly 1/F of the time it had, whatever the
+    rows before it used: with shares of what is left, rows whose time does not scale (those
+    that stop at the sample cap) took a larger part of a smaller total, and the later rows got
+    1/1.56–1/1.63 of their time at F = 1.5 (docs/results.md, "Slower machines")."""
+    rows, meta = read_run(path)
+    if meta.get("slowdown", 1.0) != 1.0:
+        raise SystemExit(f"{path} was made with --slowdown {meta['slowdown']:g}: give a run at "
+                         "the committed budget")
+    return {r["mechanism"]: r["budget_seconds"] / slowdown for r in rows}
+
+
 def numpy_reference_seconds(repeats: int = 3) -> float:
     """Best of `repeats` timings of drawing 2^22 × 5 Laplace values on one thread: the machine's
     speed at the start of the run, to compare runs whose time-budgeted sizes differ."""
@@ -216,6 +231,7 @@ def slowed_run(path: Path) -> dict:
     return {"factor": meta["slowdown"], "seed": meta["seed"], "source": str(path),
             "numpy_reference_seconds": meta.get("numpy_reference_seconds"),
             "total_seconds": meta.get("total_seconds"),
+            "per_row_budgets": bool(meta.get("budgets_from")),
             "bounds": {r["mechanism"]: r["epsilon_lower_bound"] for r in document["rows"]}}
 
 
@@ -288,13 +304,30 @@ def slowed_summary(rows: list[dict], slowed: dict | None) -> list[str]:
                    if c is not None and c < -SLOWDOWN_LOSS), reverse=True)
     reference = (f", numpy reference {slowed['numpy_reference_seconds']:.3f} s"
                  if slowed.get("numpy_reference_seconds") else "")
-    return [f"*At {slowed['factor']:g}× slowdown*: the same table run with every time budget "
-            f"divided by {slowed['factor']:g}, as a machine {slowed['factor']:g}× slower would "
-            f"(`--slowdown {slowed['factor']:g}`, seed {slowed['seed']}{reference}, "
+    how = (f"each row's budget above divided by {slowed['factor']:g}"
+           if slowed.get("per_row_budgets") else
+           f"every time budget divided by {slowed['factor']:g}")
+    flag = " --budgets-from" if slowed.get("per_row_budgets") else ""
+    return [f"*At {slowed['factor']:g}× slowdown*: the same table run with {how}, as a machine "
+            f"{slowed['factor']:g}× slower would "
+            f"(`--slowdown {slowed['factor']:g}{flag}`, seed {slowed['seed']}{reference}, "
             f"{slowed.get('total_seconds') or 0:.0f} s). Rows losing more than "
             f"{SLOWDOWN_LOSS:.0%} of their bound: "
             + (", ".join(f"{name} ({100 * loss:.0f}%)" for loss, name in over) if over
                else "none") + ".", ""]
+
+
+def budget_text(meta: dict) -> str:
+    """How the run's rows got their time budgets, in words."""
+    if meta.get("budgets_from"):
+        return (f"one run per mechanism with a time budget (`audit(seconds=…)`, *budget*) of its "
+                f"budget in the run at the committed budget, divided by {meta['slowdown']:g} "
+                "(`--budgets-from`)")
+    return ("one run per mechanism with a time budget of "
+            f"{meta.get('seconds_per_mechanism', SECONDS_PER_MECHANISM):g} s (`audit(seconds=…)`)"
+            + (f", or an equal share of what is left of the run's "
+               f"{meta['total_budget_seconds']:g} s if that is less (*budget*; so a slow machine "
+               "shortens the rows, not the run)" if meta.get("total_budget_seconds") else ""))
 
 
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
@@ -333,11 +366,7 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"Every mechanism claims ε = 0.1. {confidence_text} (`stop_early=False`: "
         "the earlier stages only choose and tune events, the last certifies with all of α); "
         "a pass means no violation was found at this budget, never that "
-        "the mechanism is private. Budget: one run per mechanism with a time budget of "
-        f"{meta.get('seconds_per_mechanism', SECONDS_PER_MECHANISM):g} s (`audit(seconds=…)`)"
-        + (f", or an equal share of what is left of the run's {meta['total_budget_seconds']:g} s "
-           "if that is less (*budget*; so a slow machine shortens the rows, not the run)"
-           if meta.get("total_budget_seconds") else "") + ": "
+        "the mechanism is private. Budget: " + budget_text(meta) + ": "
         "its stages grow 4× while the next one and a last stage after it are projected to fit "
         "(search stops learning at 40% of the budget, and a tuning stage that does not fit "
         "shrinks with the time left: docs/method.md, \"Time budgets\"), "
@@ -426,6 +455,9 @@ def main(argv=None) -> int:
     parser.add_argument("--slowdown-from", type=Path, metavar="FILE",
                         help="a benchmark.json made with --slowdown F: the table gains its "
                              "bounds as a column, with each row's change")
+    parser.add_argument("--budgets-from", type=Path, metavar="FILE",
+                        help="with --slowdown F: each row's budget is its budget in FILE (a "
+                             "benchmark.json at the committed budget) divided by F")
     parser.add_argument("--rewrite-markdown", action="store_true",
                         help="only rewrite DIR/benchmark.md from DIR/benchmark.json")
     args = parser.parse_args(argv)
@@ -451,10 +483,17 @@ def main(argv=None) -> int:
             "max_budget": MAX_BUDGET, "complete": False}
     if args.slowdown_from:
         meta["slowed"] = slowed_run(args.slowdown_from)
+    budgets = committed_budgets(args.budgets_from, args.slowdown) if args.budgets_from else {}
+    missing = sorted(set(names) - set(budgets)) if args.budgets_from else []
+    if missing:
+        parser.error(f"{args.budgets_from} has no row for {missing}")
+    if args.budgets_from:
+        meta["budgets_from"] = str(args.budgets_from)
     rows, started = [], time.perf_counter()
     for i, name in enumerate(names):
-        budget = row_budget(meta["seconds_per_mechanism"], meta["total_budget_seconds"],
-                            time.perf_counter() - started, len(names) - i)
+        budget = budgets.get(name) or row_budget(
+            meta["seconds_per_mechanism"], meta["total_budget_seconds"],
+            time.perf_counter() - started, len(names) - i)
         row = audit_row(name, mechs[name], truth[name], name in correct, per_row,
                         args.seed, budget)
         rows.append(row)

@@ -129,3 +129,19 @@ def test_the_seed_table_flags_what_issue_28_rules_out(tmp_path):
     low = write("low", 0, 1.0, rows(0.25, 0.40))
     assert benchmark_seeds.main(["--runs", low, "--slowed", fine, "--out", str(out)]) == 1
     assert "| 0.25 ⚠ |" in out.read_text() and "0.37 (+48.0%) |" in out.read_text()
+
+
+def test_a_slowed_run_can_give_each_row_its_committed_budget_over_the_factor(tmp_path):
+    # with shares of what is left, rows whose time does not scale (stopped at the sample cap)
+    # take more of a slowed run's smaller total; --budgets-from gives each row exactly 1/F
+    import json
+    from benchmark import committed_budgets
+    rows = [{"mechanism": "laplace", "budget_seconds": 24.0},
+            {"mechanism": "svt6", "budget_seconds": 28.5}]
+    committed = tmp_path / "committed.json"
+    committed.write_text(json.dumps({"rows": rows, "meta": {"slowdown": 1.0}}))
+    assert committed_budgets(committed, 1.5) == {"laplace": 16.0, "svt6": 19.0}
+    slowed = tmp_path / "slowed.json"
+    slowed.write_text(json.dumps({"rows": rows, "meta": {"slowdown": 1.5}}))
+    with pytest.raises(SystemExit, match="committed budget"):
+        committed_budgets(slowed, 1.5)
