@@ -483,11 +483,12 @@ def main(argv=None) -> int:
             "max_budget": MAX_BUDGET, "complete": False}
     if args.slowdown_from:
         meta["slowed"] = slowed_run(args.slowdown_from)
-    budgets = committed_budgets(args.budgets_from, args.slowdown) if args.budgets_from else {}
-    missing = sorted(set(names) - set(budgets)) if args.budgets_from else []
-    if missing:
-        parser.error(f"{args.budgets_from} has no row for {missing}")
+    budgets = {}
     if args.budgets_from:
+        budgets = committed_budgets(args.budgets_from, args.slowdown)
+        missing = sorted(set(names) - set(budgets))
+        if missing:
+            parser.error(f"{args.budgets_from} has no row for {missing}")
         meta["budgets_from"] = str(args.budgets_from)
     rows, started = [], time.perf_counter()
     for i, name in enumerate(names):

@@ -54,20 +54,19 @@ def certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE
     draws = shared_draws(sampler.inputs, by_pair, coupled)
     evaluators = {(d.pair, d.side): EachUse([pair_evaluators[p] for p, _ in d.uses])
                   for d in draws}
-    drawn = {d: (-(-n_j // block) * block if d.seed_pair is not None
+    drawn = {d: (-(-n_j // block) * block if d.coupled
                  else poisson_sample_size(seed, n_j, d.pair, d.side, j)) for d in draws}
     tasks = [(d, t) for d in draws
-             for t in split_into_chunks(drawn[d], block if d.seed_pair is not None
-                                        else sampler.chunk_size, pair=d.pair, side=d.side,
-                                        stage=j, purpose=CERTIFY,
-                                        coupled=d.seed_pair is not None, seed_pair=d.seed_pair)]
+             for t in split_into_chunks(drawn[d], block if d.coupled else sampler.chunk_size,
+                                        pair=d.pair, side=d.side, stage=j, purpose=CERTIFY,
+                                        coupled=d.coupled, seed_pair=d.seed_pair)]
     runs = {use: drawn[d] for d in draws for use in d.uses}
     counts = {use: 0 for use in runs}
     blocks: dict = {}
-    for (d, task), per_use in zip(tasks, sampler.run([t for _, t in tasks], evaluators)):
+    for (d, _), per_use in zip(tasks, sampler.run([t for _, t in tasks], evaluators)):
         for use, c in zip(d.uses, per_use):
             counts[use] = counts[use] + c
-            if task.coupled:
+            if d.coupled:
                 blocks.setdefault(use, []).append(c)
     grid_seconds = sum(sum(e.grid_seconds) for e in pair_evaluators.values())
     return StageCounts(by_pair, counts, runs, {k: np.array(v) for k, v in blocks.items()},

@@ -76,8 +76,8 @@ def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True
     for i, c in enumerate(events):
         by_pair.setdefault(c.pair, []).append(i)
     draws = shared_draws(sampler.inputs, by_pair, frozenset(by_pair) if shared_seeds else ())
-    evaluators = {(d.pair, d.side): EachUse([_row_hits([events[i] for i in by_pair[p]])
-                                             for p, _ in d.uses]) for d in draws}
+    row_hits = {p: _row_hits([events[i] for i in idx]) for p, idx in by_pair.items()}
+    evaluators = {(d.pair, d.side): EachUse([row_hits[p] for p, _ in d.uses]) for d in draws}
     tasks = [(d, t) for d in draws
              for t in split_into_chunks(n, -(-n // 2), pair=d.pair, side=d.side, stage=j,
                                         purpose=TIMING, coupled=shared_seeds,

@@ -26,6 +26,11 @@ class SharedDraw:
     uses: tuple
     seed_pair: int | None = None
 
+    @property
+    def coupled(self) -> bool:
+        """Whether it is drawn in blocks of common random numbers."""
+        return self.seed_pair is not None
+
 
 def input_key(data) -> bytes | None:
     """A key equal for two inputs that are the same value: their pickle (numpy arrays, lists,
