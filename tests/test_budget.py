@@ -396,3 +396,39 @@ def test_a_skipped_last_search_certifies_the_tuned_events_on_fresh_runs(monkeypa
     assert searched == {1, 2, 3}                  # none at the last stage
     assert r.witness.stage == 4 and len(r.stages) == 4
     assert 0.7 < r.epsilon_lower_bound <= 1.0     # Laplace(1) at ε = 1: tight and sound
+
+
+def _pairs_searched(monkeypatch):
+    """A spy on `Search.stage`: how many pairs each stage's search draws for."""
+    from dpverify.pipeline.search import Search
+    searched = []
+    original = Search.stage
+
+    def spy(self, *args, **kwargs):
+        searched.append(len(self.active))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Search, "stage", spy)
+    return searched
+
+
+@pytest.mark.parametrize("crosses_share", [False, True])
+def test_a_search_that_would_end_past_its_share_prunes_to_the_promising_pairs_first(
+        monkeypatch, crosses_share):
+    # SVT1 on its declared pairs (12). With a stand-in clock on which every stage's search would
+    # end past the search share (but the share is not spent yet), stage 2 already searches
+    # only Settings.active_pairs pairs; with one on which nothing crosses it, every stage before
+    # prune_after_stage searches all of them.
+    from mechanisms_under_test import ZOO
+    searched = _pairs_searched(monkeypatch)
+    monkeypatch.setattr(TimeBudget, "search_spent",
+                        lambda self, after=0.0: crosses_share and after > 0)
+    monkeypatch.setattr(TimeBudget, "last_size", lambda *args, **kwargs: None)
+    r = dpverify.audit(ZOO["svt1"], seconds=60.0, stop_early=False, samples=1 << 14, n_jobs=1,
+                       seed=0)
+    assert searched[0] == 12
+    if crosses_share:
+        assert searched[1:] == [Settings().active_pairs] * 2
+    else:
+        assert searched[1:] == [12, 12]
+    assert r.verdict == "pass" and r.epsilon_lower_bound <= 0.1

@@ -131,7 +131,9 @@ class AuditRun:
 
     def _fit_budget(self, j: int) -> None:
         """With a time budget, before stage j: once SEARCH_SHARE of the budget is spent, search
-        stops learning (`TimeBudget.search_spent`) and the stages left tune and certify. If this
+        stops learning (`TimeBudget.search_spent`) and the stages left tune and certify; a
+        search over more than `active_pairs` pairs that would end past that share first prunes
+        to them (`_prune_early`), so a smaller budget searches less. If this
         stage and a stage 4× larger are not projected to fit (`TimeBudget.last_size`), a tuning
         stage shrinks to the size at which it and a last stage 4× larger still fit
         (`TimeBudget.shrunk_size`); a stage that still searches, or one that would shrink below
@@ -147,8 +149,9 @@ class AuditRun:
             return
         if not search.frozen and self.tracked and budget.search_spent():
             search.frozen = True
-        search_now, search_next = (((0, 0), (0, 0)) if search.frozen else search_rows(
-            search.kept_by_pair(), search.cap(), (sizes[j - 1], sizes[j])))
+        search_now, search_next = self._search_rows(j)
+        if self._prune_early(search_now):
+            search_now, search_next = self._search_rows(j)
         pairs = self._last_stage_pairs(searching=not search.frozen)
         last = budget.last_size(sizes[j - 1], sizes[j], search_now, search_next, pairs, self.K,
                                 cap=sizes[-1])
@@ -167,6 +170,27 @@ class AuditRun:
             self.schedule.end_at(j, last)
             self._skip_last_search(search_now)
         self.bar.n_stages = len(self.schedule)
+
+    def _search_rows(self, j: int) -> tuple:
+        """(pairs, rows) stage j's search and the next one's would learn (`search_rows`)."""
+        search, sizes = self.search, self.schedule.sizes
+        if search.frozen:
+            return (0, 0), (0, 0)
+        return search_rows(search.kept_by_pair(), search.cap(), (sizes[j - 1], sizes[j]))
+
+    def _prune_early(self, search_now) -> bool:
+        """Before a search over more than `active_pairs` pairs that is projected to end past
+        the search share of the budget (`TimeBudget.search_spent`): keep only the pairs whose
+        events promise most on the stage before's search now, as stage `prune_after_stage` would
+        after its own (`Search.prune`). Search then costs about what the budget allows instead
+        of the same on any budget, and the pairs are still chosen on search samples only."""
+        search = self.search
+        if (search.frozen or not self.pool
+                or len(search.active) <= self.settings.active_pairs
+                or not self.budget.search_spent(after=self.budget.search.project(*search_now))):
+            return False
+        search.prune(self.pool)
+        return True
 
     def _skip_last_search(self, search_now) -> None:
         """At a stage the budget made the last one: a search that would take most of the time
