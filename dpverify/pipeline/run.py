@@ -183,7 +183,9 @@ class AuditRun:
         the search share of the budget (`TimeBudget.search_spent`): keep only the pairs whose
         events promise most on the stage before's search now, as stage `prune_after_stage` would
         after its own (`Search.prune`). Search then costs about what the budget allows instead
-        of the same on any budget, and the pairs are still chosen on search samples only."""
+        of the same on any budget. The pool it ranks on holds search candidates and
+        candidates re-tuned on earlier stages' counts, never this or a later stage's certifying
+        counts, as for the pruning after stage `prune_after_stage`."""
         search = self.search
         if (search.frozen or not self.pool
                 or len(search.active) <= self.settings.active_pairs
