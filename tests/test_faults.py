@@ -81,7 +81,7 @@ def test_ctrl_c_stops_promptly_and_keeps_what_was_certified(tmp_path):
         # a runner started in the background (e.g. `cmd &`) ignores SIGINT, and children inherit
         # that; give the audit the default handler, as a terminal would
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(6)  # a few stages certified, the big last ones still running
+    time.sleep(4)  # a few stages certified, the big last ones still running
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)

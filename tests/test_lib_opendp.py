@@ -197,9 +197,11 @@ SURE = 0.999
 
 
 def test_laplace_passes_at_its_own_claim():
-    result = dpverify.audit(from_measurement(laplace(1.0)), samples=1 << 14, seed=0,
+    # 2^13 runs per input: OpenDP draws through its Python bindings (~30 µs a value), and the
+    # half-claim test below shows the same audit has the power to flag a wrong claim
+    result = dpverify.audit(from_measurement(laplace(1.0)), samples=1 << 13, seed=0,
                             confidence=SURE)
-    assert result.verdict == "pass"
+    assert result.verdict == "pass" and result.epsilon_lower_bound > 0.5
     assert result.randomness == "own" and not result.reproducible
 
 

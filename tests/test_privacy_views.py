@@ -35,11 +35,12 @@ def test_certified_delta_curve_never_exceeds_the_exact_one(laplace_curves):
     assert c.delta_lower[0] >= exact[0] - 0.02
 
 
-@pytest.mark.parametrize("name", ["svt5", "rnm3"])
-def test_broken_mechanisms_have_a_box_wholly_outside_the_region(name):
+@pytest.mark.parametrize("name, samples", [("svt5", 1 << 16), ("rnm3", None)])
+def test_broken_mechanisms_have_a_box_wholly_outside_the_region(name, samples):
     # boxes hold jointly over the whole grid (Bonferroni), so they are wider than the witness's
     # own certificate: measured over the full budget rather than at the first certified stage
-    res = dpverify.audit(ZOO[name], curves=True, stop_early=False)
+    # (SVT5 outputs what D' never does, so its box leaves the region on 2^16 runs already)
+    res = dpverify.audit(ZOO[name], curves=True, stop_early=False, samples=samples)
     assert res.verdict == "violation" and any(res.curves.outside)
 
 
