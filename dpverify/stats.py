@@ -199,6 +199,12 @@ def expected_bound_and_method(k_p, m_p, k_q, m_q, n_certify, delta, level, shrin
 # variance), so that every block mean is near-normal...
 MIN_COUPLED_BLOCKS = 64
 MIN_COUPLED_HITS_PER_BLOCK = 50
+# The planner (`expected_paired_bound_and_method`) plans the coupled t-test only for events
+# expected to clear that bar by this factor: the pilot that decides (certify/pilot.py) counts
+# an event on about one block's runs, where 50 disagreements carry a Poisson error of √50 ≈ 7,
+# so an event planned right at the bar would be certified coupled on half the runs only. 1.3
+# is two of those errors (docs/method.md, "Coupled certificate").
+COUPLED_PLANNING_MARGIN = 1.3
 # ...and blocks of at least this many runs: a chunk costs ~0.3 ms to dispatch, encode and count
 # whatever its size, as much as drawing 10^4 Laplace values (smaller stages keep independent
 # samples, which are cheap there anyway)
@@ -257,7 +263,8 @@ def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrin
     a paired sample a rare event's ratio is known far better than its two rates are), then the
     certificate is planned at n_certify as the better of the independent ones (from the shrunk
     rates) and, where a coupled certifying sample of `block` runs per block would hold
-    MIN_COUPLED_HITS_PER_BLOCK hits and disagreements per block, the coupled t-test
+    MIN_COUPLED_HITS_PER_BLOCK hits and disagreements per block with COUPLED_PLANNING_MARGIN
+    to spare (the pilot that decides measures them on few runs), the coupled t-test
     (`expected_coupled_epsilon`; the disagreements are read off the variance, which is
     (d_p + d_q)/(k_p·k_q) for d disagreeing runs). With δ > 0, or where an input has no hit,
     the independent plan is returned as it is. Used only to choose events on search data."""
@@ -276,8 +283,8 @@ def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrin
         n_blocks = -(-int(n_certify) // block)
         coupled = expected_coupled_epsilon(p_s, q_s, se * se * m, n_certify, n_blocks, 0.0,
                                            2 * level)
-        planned = np.where(per_block >= MIN_COUPLED_HITS_PER_BLOCK,
-                           np.maximum(planned, coupled), planned)
+        clears = per_block >= MIN_COUPLED_HITS_PER_BLOCK * COUPLED_PLANNING_MARGIN
+        planned = np.where(clears, np.maximum(planned, coupled), planned)
     if np.all(ok):
         return planned, ratio_paired
     # thresholds an input never hit: the independent plan (Wilson bounds handle a zero count)

@@ -325,6 +325,26 @@ def test_only_events_with_enough_disagreements_per_block_are_certified_coupled()
     assert not pairs and out[0].certificate is Certificate.RATIO_TEST
 
 
+def test_the_planner_counts_on_the_coupled_test_only_with_room_above_the_pilots_bar():
+    # An event's paired tuning counts: 1,200 vs 1,000 hits in 2^22 runs, planned for a stage of
+    # 2^26 runs in 64 blocks. With 220 or 240 disagreeing runs a block would hold 55 or 60 of
+    # them: over the pilot's bar of 50, but the pilot counts them on about one block's runs (a
+    # Poisson error of ~7), so it would often refuse the coupled test the plan relied on. The
+    # plan is then the independent one; with 270 or 400 (67 or 100 per block) it is the coupled
+    # test's, which beats it.
+    from dpverify.stats import MIN_COUPLED_HITS_PER_BLOCK, expected_paired_bound_and_method
+    m, k_p, k_q, n, block = 1 << 22, 1200, 1000, 1 << 26, 1 << 20
+
+    def planned(disagree, block):
+        return float(expected_paired_bound_and_method(k_p, k_q, m, n, 0.0, 0.05, 2.0,
+                                                      disagree / (k_p * k_q), block=block)[0])
+    for disagree in (220, 240):
+        assert disagree * block / m > MIN_COUPLED_HITS_PER_BLOCK
+        assert planned(disagree, block) == planned(disagree, 0)
+    for disagree in (270, 400):
+        assert planned(disagree, block) > planned(disagree, 0) + 0.005
+
+
 def test_coupled_chunks_share_a_seed_across_the_two_inputs_only():
     from dpverify.sampling import CERTIFY, ChunkTask
     def seed(side, index, coupled):
