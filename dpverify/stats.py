@@ -203,7 +203,7 @@ MIN_COUPLED_HITS_PER_BLOCK = 50
 # expected to clear that bar by this factor: the pilot that decides (certify/pilot.py) counts
 # an event on about one block's runs, where 50 disagreements carry a Poisson error of √50 ≈ 7,
 # so an event planned right at the bar would be certified coupled on half the runs only. 1.3
-# is two of those errors (docs/method.md, "Coupled certificate").
+# is two of those errors (docs/method.md, "Planning a threshold").
 COUPLED_PLANNING_MARGIN = 1.3
 # ...and blocks of at least this many runs: a chunk costs ~0.3 ms to dispatch, encode and count
 # whatever its size, as much as drawing 10^4 Laplace values (smaller stages keep independent
