@@ -63,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root: mecha
 import numpy as np
 
 import dpverify
+from dpverify.options import OPTIONS
 from dpverify.result import COUPLED, RATIO_TEST, TWO_BOUNDS, jsonable
 from _machine import machine_meta
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
@@ -179,6 +180,15 @@ def row_confidence(family_confidence: float, rows: int) -> float:
     if rows < 1:
         raise ValueError("a table needs at least one row")
     return 1.0 - (1.0 - family_confidence) / rows
+
+
+def table_bound_level(family_confidence: float = 0.9) -> float:
+    """The one-sided level of each bound in the full table: a row's α (`row_confidence` over
+    every row), all spent at its last stage (a measurement run), split over the events that
+    stage certifies and their two directions, as `Schedule.final_level` splits it."""
+    rows = len(PUBLISHED) + len(PUBLISHED_FLOAT)
+    per_stage = OPTIONS["certify_per_stage"].default
+    return (1.0 - row_confidence(family_confidence, rows)) / (2 * per_stage)
 
 
 def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, seed: int,
