@@ -64,6 +64,7 @@ import numpy as np
 
 import dpverify
 from dpverify.options import OPTIONS
+from dpverify.pipeline.schedule import Schedule
 from dpverify.result import COUPLED, RATIO_TEST, TWO_BOUNDS, jsonable
 from _machine import machine_meta
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
@@ -183,12 +184,13 @@ def row_confidence(family_confidence: float, rows: int) -> float:
 
 
 def table_bound_level(family_confidence: float = 0.9) -> float:
-    """The one-sided level of each bound in the full table: a row's α (`row_confidence` over
-    every row), all spent at its last stage (a measurement run), split over the events that
-    stage certifies and their two directions, as `Schedule.final_level` splits it."""
+    """The one-sided level of each bound in the full table: the last-stage level
+    (`Schedule.final_level`) of a measurement run at a row's confidence (`row_confidence`
+    over every row)."""
     rows = len(PUBLISHED) + len(PUBLISHED_FLOAT)
-    per_stage = OPTIONS["certify_per_stage"].default
-    return (1.0 - row_confidence(family_confidence, rows)) / (2 * per_stage)
+    schedule = Schedule(1, row_confidence(family_confidence, rows), stop_early=False,
+                        per_stage=OPTIONS["certify_per_stage"].default)
+    return schedule.final_level
 
 
 def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, seed: int,
