@@ -14,7 +14,7 @@ from dpverify.pipeline import Settings, audit_with_settings
 from dpverify.pipeline.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
                                       search_rows, shrunk_stage_size)
 from dpverify.result import COUPLED
-from dpverify.sampling import CERTIFY, SEARCH, TIMING, Sampler
+from dpverify.sampling import CERTIFY, LAST_STAGE_KEY, SEARCH, TIMING, Sampler
 from mechanisms_under_test.basic import make_laplace
 
 
@@ -240,12 +240,13 @@ def test_the_last_stage_is_sized_on_a_timing_pilot_drawn_apart_from_its_sample(m
     pilots = [(t, pooled) for t, pooled in calls if any(x.purpose == TIMING for x in t)]
     assert len(pilots) == 1
     tasks, pooled = pilots[0]
-    assert pooled and all(t.purpose == TIMING and t.stage == 3 for t in tasks)
+    # stage 3 became the last: its pilot and its runs draw under the last stage's key
+    assert pooled and all(t.purpose == TIMING and t.stage == LAST_STAGE_KEY for t in tasks)
     assert {(t.pair, t.side) for t in tasks} == {(0, 0), (0, 1)}
     assert sum(t.size for t in tasks) == 2 * (1 << 14) // 16   # two inputs, 1/16 of 2^14 each
     # the pilot comes right before the last stage's certifying pass
     after = calls[calls.index((tasks, pooled)) + 1][0]
-    assert all(t.purpose == CERTIFY and t.stage == 3 for t in after)
+    assert all(t.purpose == CERTIFY and t.stage == LAST_STAGE_KEY for t in after)
     # Laplace is fast: 2 minutes buy the cap, and the witness counts the certifying runs only
     assert r.stages[-1].samples_per_side == 1 << 20
     w = r.witness

@@ -80,10 +80,15 @@ def test_false_alarm_rate_on_exactly_tight_mechanisms(make, stop_early):
 def test_measurement_runs_certify_once_with_all_of_alpha_and_are_tighter():
     """A measurement run (stop_early=False) spends α only at its last stage, so at the same
     budget its bound sits closer to the true ε (0.9) than the staged audit's, which gives the
-    last stage α/2 split over its events. Whether single bounds exceed 0.9 is a rate, tested by
-    the false-alarm test above; here only the mean, which a sound lower bound keeps below 0.9."""
+    last stage α/2 split over its events. Both last stages draw the same runs (the last
+    stage's seed key does not depend on the mode), so where both certify the same event they
+    count it alike and only the level differs: there the measured bound must be the larger
+    (2 of these 8 seeds). Elsewhere the tuning picks different events, which moves single
+    bounds by ±0.01, more than the level does; so over all seeds only the sign of the mean
+    difference is checked. Whether single bounds exceed 0.9 is a rate, tested by the
+    false-alarm test above; here only the mean, which a sound lower bound keeps below 0.9."""
     mech = make_laplace(0.9, claim=1.0)
-    staged, measured = [], []
+    staged, measured, same_counts = [], [], 0
     for s in range(8):
         a = dpverify.audit(mech, seed=s, samples=1 << 14, n_jobs=1)
         b = dpverify.audit(mech, seed=s, samples=1 << 14, n_jobs=1, stop_early=False)
@@ -92,7 +97,17 @@ def test_measurement_runs_certify_once_with_all_of_alpha_and_are_tighter():
         assert b.witness.stage == len(b.stages)
         staged.append(a.epsilon_lower_bound)
         measured.append(b.epsilon_lower_bound)
-    assert sum(staged) / 8 + 0.005 < sum(measured) / 8 < 0.9
+        if _same_counts(a.witness, b.witness):
+            same_counts += 1
+            assert b.epsilon_lower_bound > a.epsilon_lower_bound
+    assert same_counts >= 1
+    assert sum(staged) / 8 < sum(measured) / 8 < 0.9
+
+
+def _same_counts(a, b) -> bool:
+    """Two witnesses of one event counted on the same runs."""
+    return ((a.event, a.count_D, a.samples_D, a.count_D_prime, a.samples_D_prime)
+            == (b.event, b.count_D, b.samples_D, b.count_D_prime, b.samples_D_prime))
 
 
 def test_a_mechanism_claimed_below_its_true_epsilon_is_caught_at_small_budget():

@@ -27,7 +27,7 @@ from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..evidence import with_examples
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
-from ..sampling import Sampler, check_uses_rng
+from ..sampling import LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, check_uses_rng
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
 from .budget import CountingCost, TimeBudget, search_rows
@@ -73,6 +73,7 @@ class AuditRun:
         self.best_event: Candidate | None = None
         self.best_curve: dict | None = None
         self.interrupted = False
+        self.tuning_stages = 0  # stages so far that only tuned (`_seed_key`)
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -107,13 +108,28 @@ class AuditRun:
             j += 1
             self._fit_budget(j)
             stage = self.schedule.stage(j)
+            key = self._seed_key(stage)
             self.bar.start_stage(j, self.schedule.sizes)
             probes = self._choose_events(stage)
-            stage, plan = self._prepare(stage, probes)
-            counted = self._count(stage, plan)
+            stage, plan = self._prepare(stage, probes, key)
+            counted = self._count(stage, plan, key)
             self._record(stage, plan, counted)
             if self._violation_found():
                 break
+
+    def _seed_key(self, stage: StagePlan) -> int:
+        """The stage key of stage j's certifying and pilot runs: LAST_STAGE_KEY at the last
+        stage, TUNING_STAGE_KEY − i at the i-th stage that only tunes (search frozen before it,
+        nothing certified), else j. Where a smaller budget shrinks or drops a tuning stage, its
+        tuning and last stages still draw prefixes of the same streams as a larger budget's
+        (docs/method.md, "Seed streams"). Keys are distinct within an audit, so every stage's
+        runs are fresh."""
+        if stage.last:
+            return LAST_STAGE_KEY
+        if self.search.frozen and not stage.certifies:
+            self.tuning_stages += 1
+            return TUNING_STAGE_KEY - (self.tuning_stages - 1)
+        return stage.index
 
     def _pairs(self, deadline):
         """The neighbouring pairs, and the runs an input search spent choosing them. A search
@@ -266,7 +282,7 @@ class AuditRun:
 
     # ---- prepare: pilot and certificates --------------------------------------------------
 
-    def _prepare(self, stage: StagePlan, probes: list[Candidate]):
+    def _prepare(self, stage: StagePlan, probes: list[Candidate], key: int):
         """The stage's events with their certificates, chosen on a pilot drawn apart; a
         measurement run's last stage first puts all of α on one event if it clearly leads, and
         with a time budget takes the size the pilot's rate buys."""
@@ -280,20 +296,20 @@ class AuditRun:
         if self.request.curves:
             events = [replace(c, grid=curve_grid(c, *data[c.pair])) if c.pair in data else c
                       for c in events]
-        pilot_seconds, rates = self._pilot(stage, events)
+        pilot_seconds, rates = self._pilot(stage, events, key)
         if self.budget is not None and stage.final_measurement and events:
             stage = self._fill_last(stage, events, pilot_seconds)
         events, coupled, block = self._coupling(stage, events, probes, rates, level)
         self.events = events
         return stage, StageEvents(events, probes, level, coupled, block)
 
-    def _pilot(self, stage: StagePlan, events: list[Candidate]):
+    def _pilot(self, stage: StagePlan, events: list[Candidate], key: int):
         if not (stage.certifies and events):
             return None, {}
         times_budget = (self.budget is not None and stage.final_measurement
                         and self.budget.ceiling is not None)
         most = self.sampler.chunk_size if times_budget else PILOT_RUNS
-        return pilot(self.sampler, events, stage.index, stage.size, self.request.delta, most,
+        return pilot(self.sampler, events, key, stage.size, self.request.delta, most,
                      self.shared_seeds)
 
     def _fill_last(self, stage: StagePlan, events, pilot_seconds) -> StagePlan:
@@ -329,13 +345,14 @@ class AuditRun:
 
     # ---- count and record -----------------------------------------------------------------
 
-    def _count(self, stage: StagePlan, plan: StageEvents):
-        """Count the stage's events on its fresh sample. A stage that certifies nothing draws
-        only what its probes need, and counts their grids on every output."""
+    def _count(self, stage: StagePlan, plan: StageEvents, key: int):
+        """Count the stage's events on its fresh sample, drawn under stage key `key`. A stage
+        that certifies nothing draws only what its probes need, and counts their grids on every
+        output."""
         stride = PROBE_STRIDE if stage.certifies else 1
         counted = certifying_counts(self.sampler, self.request.seed,
                                     plan.events if stage.certifies else [], plan.probes,
-                                    stage.index, stage.size, stride=stride,
+                                    key, stage.size, stride=stride,
                                     coupled=plan.coupled, block=plan.block)
         if self.budget is not None:
             self.budget.counting = CountingCost(

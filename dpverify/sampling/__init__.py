@@ -11,7 +11,8 @@ outputs, and the pipeline caps how many search outputs it keeps.
 
 Modules:
 - `chunks`:  ChunkTask, split_into_chunks, the purposes (SEARCH, CERTIFY, PREFLIGHT,
-             PAIR_SEARCH, TIMING, ILLUSTRATE) that keep seed streams apart, poisson_sample_size;
+             PAIR_SEARCH, TIMING, ILLUSTRATE) that keep seed streams apart, the position-free
+             stage keys (LAST_STAGE_KEY, TUNING_STAGE_KEY), poisson_sample_size;
 - `draw`:    one chunk: draw_outputs (the mechanism's runs) and run_chunk (drawn and encoded);
 - `encoding`: outputs → discrete keys, numeric features, flags for ⊥/None, float bits
              (`Encoded`, `encode`);
@@ -23,17 +24,18 @@ Modules:
 """
 from .checks import (REPEAT_PROBE_CHUNKS, REPEAT_PROBE_RUNS, check_chunks_differ,
                      check_uses_rng, checked_search_samples)
-from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, PAIR_SEARCH, PREFLIGHT, SAMPLE_SIZE,
-                     SEARCH, TIMING, ChunkTask, describe_task, poisson_sample_size,
-                     split_into_chunks)
+from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, LAST_STAGE_KEY, PAIR_SEARCH, PREFLIGHT,
+                     SAMPLE_SIZE, SEARCH, TIMING, TUNING_STAGE_KEY, ChunkTask, describe_task,
+                     poisson_sample_size, split_into_chunks)
 from .draw import ChunkSeconds, describe_input, draw_outputs, run_chunk
 from .memory import return_freed_memory
 from .sampler import BACKENDS, RunSeconds, Sampler
 from .shared import EachUse, SharedDraw, shared_draws
 
 __all__ = [
-    "BACKENDS", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "PAIR_SEARCH", "PREFLIGHT",
-    "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE", "SEARCH", "TIMING",
+    "BACKENDS", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY", "PAIR_SEARCH",
+    "PREFLIGHT", "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE", "SEARCH", "TIMING",
+    "TUNING_STAGE_KEY",
     "ChunkSeconds", "ChunkTask", "EachUse", "RunSeconds", "Sampler", "SharedDraw",
     "check_chunks_differ", "check_uses_rng", "checked_search_samples", "describe_input",
     "describe_task", "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",

@@ -30,6 +30,14 @@ ILLUSTRATE = 6
 # chunk never shares a seed with an uncoupled one).
 COUPLED_SIDES = 2
 
+# Stage keys (the third entry of a spawn key) that do not depend on how many stages came before:
+# an audit's last stage always draws under LAST_STAGE_KEY, and the i-th stage that only tunes
+# (search frozen, nothing certified; i = 0, 1, ...) under TUNING_STAGE_KEY − i. A run with less
+# time then draws a prefix of the runs a longer one draws there (docs/method.md, "Seed streams").
+# Search stages keep their index: 1, 2, ..., far below these.
+LAST_STAGE_KEY = 1 << 20
+TUNING_STAGE_KEY = LAST_STAGE_KEY - 1
+
 
 @dataclass(frozen=True)
 class ChunkTask:
@@ -74,9 +82,21 @@ def poisson_sample_size(root_seed: int, mean: int, pair: int, side: int, stage: 
     With a Poisson number of runs the hits of an event are Poisson(mean·p) and independent
     between the inputs, so given the total hits k_p + k_q the hits under D are exactly
     Binomial(k_p + k_q, p/(p + q)) — the one-bound ratio test of `stats.ratio_epsilon_bound`.
-    N comes from its own seed stream, so it is independent of every output."""
-    seq = np.random.SeedSequence(entropy=root_seed, spawn_key=(pair, side, stage, SAMPLE_SIZE, 0))
+    N comes from its own seed stream, so it is independent of every output. The stream is keyed
+    by the mean too: the last stage's key is the same in every audit, and one stream for every
+    mean would put every audit of a seed at the same quantile of its Poisson law."""
+    seq = np.random.SeedSequence(entropy=root_seed,
+                                 spawn_key=(pair, side, stage, SAMPLE_SIZE, int(mean)))
     return int(np.random.default_rng(seq).poisson(mean))
+
+
+def stage_of_key(key: int) -> str:
+    """A stage key in words: "stage 3", "the last stage", "tuning stage 2"."""
+    if key == LAST_STAGE_KEY:
+        return "the last stage"
+    if key > TUNING_STAGE_KEY // 2:
+        return f"tuning stage {TUNING_STAGE_KEY - key + 1}"
+    return f"stage {key}"
 
 
 def describe_task(task: ChunkTask) -> str:
@@ -84,5 +104,5 @@ def describe_task(task: ChunkTask) -> str:
     purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
                PAIR_SEARCH: "input search", TIMING: "pilot"}[task.purpose]
     side = ("D", "D'")[task.side]
-    return (f"stage {task.stage} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
+    return (f"{stage_of_key(task.stage)} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
             f"(samples {task.start}..{task.start + task.size - 1})")
