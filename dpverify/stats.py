@@ -211,12 +211,38 @@ COUPLED_PLANNING_MARGIN = 1.3
 MIN_COUPLED_BLOCK_RUNS = 1 << 14
 
 
+# A coupled stage draws fixed chunks (so a smaller stage draws a prefix of a larger one's runs)
+# and counts them in segments; a block is a whole number of segments and may cross a chunk
+# boundary. Segments are at most 1/SEGMENTS_PER_BLOCK of a block, so rounding a block down to a
+# whole number of them keeps at least 7/8 of the runs it aims for.
+SEGMENTS_PER_BLOCK = 8
+
+
 def coupled_block_size(n: int, chunk_size: int, least: int = MIN_COUPLED_BLOCK_RUNS) -> int:
     """Runs per block of a coupled stage of n runs per input: a chunk, or less so that there
-    are at least MIN_COUPLED_BLOCKS blocks (0: too small to couple, below `least` runs, or a
-    chunk if that is less; samples that only tune thresholds pass a smaller `least`)."""
-    block = min(chunk_size, n // MIN_COUPLED_BLOCKS)
-    return block if block >= min(least, chunk_size) else 0
+    are at least MIN_COUPLED_BLOCKS blocks, rounded down to a multiple of `_block_grain` (0: too
+    small to couple, below `least` runs, or a chunk if that is less; samples that only tune
+    thresholds pass a smaller `least`). docs/method.md, "Coupled blocks"."""
+    aim = min(chunk_size, n // MIN_COUPLED_BLOCKS)
+    if aim < min(least, chunk_size):
+        return 0
+    grain = _block_grain(aim, chunk_size)
+    return aim // grain * grain
+
+
+def _block_grain(aim: int, chunk_size: int) -> int:
+    """The largest chunk_size/2^k at most aim/SEGMENTS_PER_BLOCK (1 where halving runs out of
+    even numbers first)."""
+    grain = chunk_size
+    while grain > 1 and grain * SEGMENTS_PER_BLOCK > aim:
+        grain = grain // 2 if grain % 2 == 0 else 1
+    return grain
+
+
+def coupled_segment(block: int, chunk_size: int) -> int:
+    """Runs a coupled chunk is counted in: gcd(block, chunk), so that every chunk and every
+    block is a whole number of segments (a block of chunk_size/2^k runs is one segment)."""
+    return math.gcd(block, chunk_size)
 
 
 def paired_log_ratio_variance(k_p, k_q, k_both):

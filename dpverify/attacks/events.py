@@ -73,11 +73,17 @@ class Candidate:
         s = self.model.score(enc) if score is None else score
         return np.where(np.isnan(s), -np.inf, self.sign * s)
 
-    def grid_counts(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
-        """#{sign·s ≥ t} for every t of the (ascending) grid."""
+    def grid_counts(self, enc: Encoded, score: np.ndarray | None = None,
+                    segment_of: np.ndarray | None = None, segments: int = 1) -> np.ndarray:
+        """#{sign·s ≥ t} for every t of the (ascending) grid; with `segment_of` (each output's
+        segment, 0 … segments − 1), one row of those counts per segment."""
+        width = len(self.grid) + 1
         idx = np.searchsorted(self.grid, self.signed_scores(enc, score), side="right")
-        tail = np.cumsum(np.bincount(idx, minlength=len(self.grid) + 1)[::-1])[::-1]
-        return tail[1:]
+        if segment_of is not None:
+            idx = idx + segment_of * width
+        per_segment = np.bincount(idx, minlength=segments * width).reshape(segments, width)
+        tail = np.cumsum(per_segment[:, ::-1], axis=1)[:, ::-1]
+        return tail[:, 1:] if segment_of is not None else tail[0, 1:]
 
 
 def curve_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 48) -> np.ndarray:

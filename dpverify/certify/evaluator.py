@@ -28,34 +28,50 @@ class PairEvaluator:
     """
 
     def __init__(self, candidates: list[Candidate], probe_start: int | None = None,
-                 stride: int = PROBE_STRIDE):
+                 stride: int = PROBE_STRIDE, segment: int | None = None):
         self.candidates = candidates
         self.probe_start = len(candidates) if probe_start is None else probe_start
         self.stride = stride
+        # runs per segment: a coupled chunk is counted per segment (one row each), so that the
+        # parent can sum segments into blocks (counting.certifying_counts); None: one row
+        self.segment = segment
         # seconds each chunk spent counting the tracked grids (after scoring), for time budgets;
         # list.append is atomic across threads (a process backend's copies are not seen)
         self.grid_seconds: list[float] = []
 
     def __call__(self, enc: Encoded) -> np.ndarray:
         """Counts of each event (0 for tracked candidates), then the counts at each threshold of
-        every candidate with a grid, then how many outputs the tracked grids were counted on.
-        A model shared by several events (directions, thresholds) is scored once per chunk."""
+        every candidate with a grid, then how many outputs the tracked grids were counted on;
+        with a `segment`, one such row per segment of the chunk. A model shared by several
+        events (directions, thresholds) is scored once per chunk."""
         events = self.candidates[:self.probe_start]
         probes = self.candidates[self.probe_start:]
-        sub = (enc.take(slice(None, None, self.stride)) if probes and self.stride > 1
-               else enc)
+        thinned = bool(probes) and self.stride > 1
+        sub = enc.take(slice(None, None, self.stride)) if thinned else enc
+        rows, segments = self._segments(len(enc))
+        sub_rows = rows[::self.stride] if rows is not None and thinned else rows
         event_scores = self._scores(events, enc)
-        counts = [np.array([np.count_nonzero(c.hits(enc, s)) for c, s in zip(events, event_scores)]
-                           + [0] * len(probes))]
-        counts += [c.grid_counts(enc, s) for c, s in zip(events, event_scores)
-                   if c.grid is not None]
+        hits = [_tally(c.hits(enc, s), rows, segments) for c, s in zip(events, event_scores)]
+        counts = [np.stack(hits, axis=1) if hits else np.zeros((segments, 0), np.int64),
+                  np.zeros((segments, len(probes)), np.int64)]
+        counts += [np.atleast_2d(c.grid_counts(enc, s, rows, segments))
+                   for c, s in zip(events, event_scores) if c.grid is not None]
         scores = self._scores(probes, sub)
         started = time.perf_counter()
-        counts += [c.grid_counts(sub, s) for c, s in zip(probes, scores)]
+        counts += [np.atleast_2d(c.grid_counts(sub, s, sub_rows, segments))
+                   for c, s in zip(probes, scores)]
         if probes:
             self.grid_seconds.append(time.perf_counter() - started)
-        counts.append(np.array([len(sub) if probes else 0]))
-        return np.concatenate(counts).astype(np.int64)
+        counted_on = np.ones(len(sub), bool) if probes else np.zeros(len(sub), bool)
+        counts.append(_tally(counted_on, sub_rows, segments)[:, None])
+        table = np.concatenate(counts, axis=1).astype(np.int64)
+        return table if self.segment is not None else table[0]
+
+    def _segments(self, size: int):
+        """(each output's segment, or None for one segment; how many segments)."""
+        if self.segment is None:
+            return None, 1
+        return np.arange(size) // self.segment, -(-size // self.segment)
 
     @staticmethod
     def _scores(candidates: list[Candidate], enc: Encoded) -> list:
@@ -74,3 +90,11 @@ class PairEvaluator:
                 cache[id(c.model)] = c.model.score(enc)
             out.append(cache[id(c.model)])
         return out
+
+
+def _tally(hit: np.ndarray, segment_of: np.ndarray | None, segments: int) -> np.ndarray:
+    """How many outputs are in the event, per segment (`segment_of`: each output's; None: one
+    segment)."""
+    if segment_of is None:
+        return np.array([np.count_nonzero(hit)], np.int64)
+    return np.bincount(segment_of[np.asarray(hit, bool)], minlength=segments).astype(np.int64)
