@@ -109,15 +109,16 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------
 
 def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
-                 confidence: float, log, stop_early: bool = True) -> dict:
-    """`stop_early=False`: measurement runs, whose last stage spends all of α."""
+                 confidence: float, log, stop_early: bool = True, first_seed: int = 0) -> dict:
+    """`stop_early=False`: measurement runs, whose last stage spends all of α; seeds
+    first_seed..first_seed + runs − 1."""
     mech = make(TRUE_EPS)
     if not stop_early:
         name, factory_text = f"{name} (measurement)", f"{factory_text}, stop_early=False"
     alarms, alarm_seeds, bounds, runs_made, coupled = 0, [], [], [], 0
     started = time.perf_counter()
     step = max(1, runs // 10)
-    for seed in range(runs):
+    for seed in range(first_seed, first_seed + runs):
         random.seed(seed)  # the coins of a mechanism with randomness="own" (OWN_TIGHT)
         res = dpverify.audit(mech, epsilon=TRUE_EPS, samples=samples, seed=seed, n_jobs=1,
                              confidence=confidence, stop_early=stop_early)
@@ -127,8 +128,9 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
         if res.verdict == "violation":
             alarms += 1
             alarm_seeds.append(seed)
-        if (seed + 1) % step == 0 or seed + 1 == runs:
-            log(f"  {name}: {seed + 1}/{runs} audits, {alarms} false alarm(s), "
+        done = seed - first_seed + 1
+        if done % step == 0 or done == runs:
+            log(f"  {name}: {done}/{runs} audits, {alarms} false alarm(s), "
                 f"{time.perf_counter() - started:.1f} s")
     seconds = time.perf_counter() - started
     lo, hi = clopper_pearson(alarms, runs)
@@ -288,6 +290,7 @@ def fmt_ci(lo: float, hi: float, digits: int = 4) -> str:
 def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict],
                    meta: dict) -> None:
     nominal = 1.0 - meta["confidence"]
+    first = meta.get("first_seed", 0)
     lines = [
         "# dpverify calibration: false alarms and detection power",
         "",
@@ -306,7 +309,7 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         "",
         f"Each mechanism has true ε = 1 and is audited at claimed ε = 1 with "
         f"`samples={meta['samples']}`, `confidence={meta['confidence']:g}`, seeds "
-        f"0..{meta['runs'] - 1}; the last rows are measurement runs at "
+        f"{first}..{first + meta['runs'] - 1}; the last rows are measurement runs at "
         f"`samples={meta['coupled_samples']}`, seeds 0..{meta['coupled_runs'] - 1}, large "
         "enough for the coupled certificate (*coupled witnesses*: how many audits' witness it "
         "certified; randomized response never couples, as shared coins make its outputs "
@@ -436,6 +439,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="samples of those runs, large enough to couple (default 1048576)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of every audit (default 0.95)")
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="the first seed of the false-alarm audits of the tight mechanisms "
+                        "(default 0; a follow-up on fresh seeds starts past the last run's)")
     p.add_argument("--power-seeds", type=int, default=40,
                    help="seeds per (r, samples) cell of the power grid (default 40)")
     p.add_argument("--only", metavar="NAME",
@@ -467,6 +473,7 @@ def main(argv=None) -> int:
         "statsmodels": package_version("statsmodels"),
         "matplotlib": matplotlib.__version__,
         "runs": args.runs,
+        "first_seed": args.first_seed,
         "samples": args.samples,
         "coupled_runs": args.coupled_runs,
         "coupled_samples": args.coupled_samples,
@@ -490,7 +497,8 @@ def main(argv=None) -> int:
     for stop_early, (name, factory_text, make) in [(s, t) for s in (True, False)
                                                    for t in TIGHT + OWN_TIGHT]:
         row = (kept.get((name, stop_early)) if kept is not None else None) or false_alarms(
-            name, factory_text, make, args.runs, args.samples, args.confidence, log, stop_early)
+            name, factory_text, make, args.runs, args.samples, args.confidence, log, stop_early,
+            args.first_seed)
         fa_rows.append(row)
         log(f"{factory_text}: {row['false_alarms']}/{row['runs']} false alarms, rate "
             f"{row['rate']:.4f}, 95% CI {fmt_ci(row['ci_low'], row['ci_high'])}, "
