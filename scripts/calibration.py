@@ -309,7 +309,10 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         "",
         f"Each mechanism has true ε = 1 and is audited at claimed ε = 1 with "
         f"`samples={meta['samples']}`, `confidence={meta['confidence']:g}`, seeds "
-        f"{first}..{first + meta['runs'] - 1}; the last rows are measurement runs at "
+        f"{first}..{first + meta['runs'] - 1}"
+        + (" (the recomputed rows; the others keep the seeds of the run they come from)"
+           if meta.get("recomputed_only") else "")
+        + "; the last rows are measurement runs at "
         f"`samples={meta['coupled_samples']}`, seeds 0..{meta['coupled_runs'] - 1}, large "
         "enough for the coupled certificate (*coupled witnesses*: how many audits' witness it "
         "certified; randomized response never couples, as shared coins make its outputs "
