@@ -298,8 +298,8 @@ def certificate_how(w: dict) -> str:
                 "so ε ≥ ln(share/(1 − share))")
     if w.get("certificate") == COUPLED and w.get("blocks_D"):
         return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
-                "input, each block's runs of D and D' drawn from one shared seed and the blocks "
-                "from independent seeds; a one-sided t-test on the blocks' rates (Fieller's "
+                "input, each block's runs of D and D' drawn on the same random numbers (one "
+                "shared seed per chunk of runs); a one-sided t-test on the blocks' rates (Fieller's "
                 "bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) ≤ ε from "
                 "below (the block counts are in result.json)")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"

@@ -69,7 +69,7 @@ class Witness:
     stage: int
     support_mismatch: bool   # many hits under D, none under D': ε may be infinite
     certificate: str = TWO_BOUNDS  # or RATIO_TEST, COUPLED: how epsilon_lower_bound was certified
-    # COUPLED only: hits per block under D and under D' (block b of both drawn from one seed),
+    # COUPLED only: hits per block under D and under D' (block b of both on the same seeds),
     # and the runs per block: what the t-test saw, so a reader can recompute the bound
     # (stats.coupled_epsilon_bound(blocks_D, blocks_D_prime, block_size, δ, level))
     blocks_D: tuple | None = None

@@ -86,10 +86,11 @@ COUPLED_LEVEL_SHADE = 0.95
 def coupled_epsilon_bound(blocks_p, blocks_q, block_size, delta, level):
     """Certified ε ≥ ln(r_L) from B blocks drawn with common random numbers (δ-adjusted).
 
-    Block b runs M(D) and M(D') `block_size` times each on the SAME seed, and different blocks
-    get independent seeds, so the pairs (P_b, Q_b) of per-block hit rates are i.i.d. across
-    blocks however the two inputs' runs depend on each other inside a block (nothing is assumed
-    about how the mechanism consumes its generator). E[P_b − δ − r·Q_b] = p − δ − r·q, so the
+    Block b runs M(D) and M(D') `block_size` times each on the SAME random numbers (both
+    inputs draw each chunk from one seed, different chunks from independent seeds), so the pairs
+    (P_b, Q_b) of per-block hit rates are i.i.d. across blocks: for a block of a whole chunk
+    however the two inputs' runs depend on each other inside it, for blocks sharing a chunk when
+    its runs are independent pairs (docs/method.md, "Coupled blocks"). E[P_b − δ − r·Q_b] = p − δ − r·q, so the
     one-sided t-test of "p − δ ≤ r·q" on the B differences rejects the true ratio with
     probability ≤ `level` (Student t with B − 1 degrees of freedom; each block mean is a sum of
     thousands of runs, so it is near-normal — the batch-means method, Law & Kelton §9.5; the
