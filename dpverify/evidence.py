@@ -299,9 +299,9 @@ def certificate_how(w: dict) -> str:
     if w.get("certificate") == COUPLED and w.get("blocks_D"):
         return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
                 "input, each block's runs of D and D' drawn on the same random numbers (one "
-                "shared seed per chunk of runs); a one-sided t-test on the blocks' rates (Fieller's "
-                "bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) ≤ ε from "
-                "below (the block counts are in result.json)")
+                "shared seed per chunk of runs); a one-sided t-test on the blocks' rates "
+                "(Fieller's bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) "
+                "≤ ε from below (the block counts are in result.json)")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
             "upper bound on P[M(D') ∈ S])")
 

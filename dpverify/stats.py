@@ -90,11 +90,12 @@ def coupled_epsilon_bound(blocks_p, blocks_q, block_size, delta, level):
     inputs draw each chunk from one seed, different chunks from independent seeds), so the pairs
     (P_b, Q_b) of per-block hit rates are i.i.d. across blocks: for a block of a whole chunk
     however the two inputs' runs depend on each other inside it, for blocks sharing a chunk when
-    its runs are independent pairs (docs/method.md, "Coupled blocks"). E[P_b − δ − r·Q_b] = p − δ − r·q, so the
-    one-sided t-test of "p − δ ≤ r·q" on the B differences rejects the true ratio with
-    probability ≤ `level` (Student t with B − 1 degrees of freedom; each block mean is a sum of
-    thousands of runs, so it is near-normal — the batch-means method, Law & Kelton §9.5; the
-    quantile is shaded by COUPLED_LEVEL_SHADE for what remains of the approximation). The
+    its runs are independent pairs (docs/method.md, "Coupled blocks").
+    E[P_b − δ − r·Q_b] = p − δ − r·q, so the one-sided t-test of "p − δ ≤ r·q" on the B
+    differences rejects the true ratio with probability ≤ `level` (Student t with B − 1
+    degrees of freedom; each block mean is a sum of thousands of runs, so it is near-normal —
+    the batch-means method, Law & Kelton §9.5; the quantile is shaded by COUPLED_LEVEL_SHADE
+    for what remains of the approximation). The
     bound r_L is the smallest root of Fieller's quadratic (Fieller 1954): every r below it is
     rejected. When the same noise usually puts both inputs' runs in or out of S together, P_b
     and Q_b move together and the bound is far tighter than any bound from independent
@@ -214,9 +215,9 @@ MIN_COUPLED_BLOCK_RUNS = 1 << 14
 
 # A coupled stage draws fixed chunks (so a smaller stage draws a prefix of a larger one's runs)
 # and counts them in segments; a block is a whole number of segments and may cross a chunk
-# boundary. Segments are at most 1/SEGMENTS_PER_BLOCK of a block, so rounding a block down to a
-# whole number of them keeps at least 7/8 of the runs it aims for.
-SEGMENTS_PER_BLOCK = 8
+# boundary. The block is rounded down to a whole number of grains (`_block_grain`), each at
+# most 1/GRAINS_PER_BLOCK of the runs it aims for, so it keeps at least 7/8 of them.
+GRAINS_PER_BLOCK = 8
 
 
 def coupled_block_size(n: int, chunk_size: int, least: int = MIN_COUPLED_BLOCK_RUNS) -> int:
@@ -232,17 +233,18 @@ def coupled_block_size(n: int, chunk_size: int, least: int = MIN_COUPLED_BLOCK_R
 
 
 def _block_grain(aim: int, chunk_size: int) -> int:
-    """The largest chunk_size/2^k at most aim/SEGMENTS_PER_BLOCK (1 where halving runs out of
+    """The largest chunk_size/2^k at most aim/GRAINS_PER_BLOCK (1 where halving runs out of
     even numbers first)."""
     grain = chunk_size
-    while grain > 1 and grain * SEGMENTS_PER_BLOCK > aim:
+    while grain > 1 and grain * GRAINS_PER_BLOCK > aim:
         grain = grain // 2 if grain % 2 == 0 else 1
     return grain
 
 
 def coupled_segment(block: int, chunk_size: int) -> int:
     """Runs a coupled chunk is counted in: gcd(block, chunk), so that every chunk and every
-    block is a whole number of segments (a block of chunk_size/2^k runs is one segment)."""
+    block is a whole number of segments (at least the block's grain, as both are multiples of
+    it; a block of chunk_size/2^k runs is one segment)."""
     return math.gcd(block, chunk_size)
 
 

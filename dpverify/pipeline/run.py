@@ -73,7 +73,7 @@ class AuditRun:
         self.best_event: Candidate | None = None
         self.best_curve: dict | None = None
         self.interrupted = False
-        self.tuning_stages = 0  # stages so far that only tuned (`_seed_key`)
+        self.tuning_stages = 0  # stages so far that only tuned (`_next_seed_key`)
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -108,7 +108,7 @@ class AuditRun:
             j += 1
             self._fit_budget(j)
             stage = self.schedule.stage(j)
-            key = self._seed_key(stage)
+            key = self._next_seed_key(stage)
             self.bar.start_stage(j, self.schedule.sizes)
             probes = self._choose_events(stage)
             stage, plan = self._prepare(stage, probes, key)
@@ -117,13 +117,13 @@ class AuditRun:
             if self._violation_found():
                 break
 
-    def _seed_key(self, stage: StagePlan) -> int:
-        """The stage key of stage j's certifying and pilot runs: LAST_STAGE_KEY at the last
-        stage, TUNING_STAGE_KEY − i at the i-th stage that only tunes (search frozen before it,
-        nothing certified), else j. Where a smaller budget shrinks or drops a tuning stage, its
-        tuning and last stages still draw prefixes of the same streams as a larger budget's
-        (docs/method.md, "Seed streams"). Keys are distinct within an audit, so every stage's
-        runs are fresh."""
+    def _next_seed_key(self, stage: StagePlan) -> int:
+        """The stage key of stage j's certifying and pilot runs, called once per stage (it
+        counts the tuning stages): LAST_STAGE_KEY at the last stage, TUNING_STAGE_KEY − i at the
+        i-th stage that only tunes (search frozen before it, nothing certified), else j. Where
+        a smaller budget shrinks or drops a tuning stage, its tuning and last stages still draw
+        prefixes of the same streams as a larger budget's (docs/method.md, "Seed streams").
+        Keys are distinct within an audit, so every stage's runs are fresh."""
         if stage.last:
             return LAST_STAGE_KEY
         if self.search.frozen and not stage.certifies:

@@ -104,5 +104,5 @@ def describe_task(task: ChunkTask) -> str:
     purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
                PAIR_SEARCH: "input search", TIMING: "pilot"}[task.purpose]
     side = ("D", "D'")[task.side]
-    return (f"{stage_of_key(task.stage)} ({purpose}), pair {task.pair}, input {side}, chunk {task.index} "
-            f"(samples {task.start}..{task.start + task.size - 1})")
+    return (f"{stage_of_key(task.stage)} ({purpose}), pair {task.pair}, input {side}, "
+            f"chunk {task.index} (samples {task.start}..{task.start + task.size - 1})")
