@@ -95,13 +95,13 @@ def coupled_epsilon_bound(blocks_p, blocks_q, block_size, delta, level):
     differences rejects the true ratio with probability ≤ `level` (Student t with B − 1
     degrees of freedom; each block mean is a sum of thousands of runs, so it is near-normal —
     the batch-means method, Law & Kelton §9.5; the quantile is shaded by COUPLED_LEVEL_SHADE
-    for what remains of the approximation). The
-    bound r_L is the smallest root of Fieller's quadratic (Fieller 1954): every r below it is
-    rejected. When the same noise usually puts both inputs' runs in or out of S together, P_b
-    and Q_b move together and the bound is far tighter than any bound from independent
-    samples of the same size (for Laplace's half-line about 13× fewer runs, for SVT events
-    50–300×). Returns −inf when P is not significantly above δ, and −inf (no claim) when Q is
-    not significantly above 0 — the normal approximation cannot bound a ratio over nothing.
+    for what remains of the approximation). The bound r_L is the smallest root of Fieller's
+    quadratic (Fieller 1954): every r below it is rejected. When the same noise usually puts
+    both inputs' runs in or out of S together, P_b and Q_b move together and the bound is far
+    tighter than any bound from independent samples of the same size (for Laplace's half-line
+    about 13× fewer runs, for SVT events 50–300×). Returns −inf when P is not significantly
+    above δ, and −inf (no claim) when Q is not significantly above 0 — the normal
+    approximation cannot bound a ratio over nothing.
     Blocks run along the last axis; leading axes are independent replications.
     """
     P = np.asarray(blocks_p, dtype=float) / block_size - delta

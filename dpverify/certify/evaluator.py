@@ -68,8 +68,9 @@ class PairEvaluator:
         return table if self.segment is not None else table[0]
 
     def _segments(self, size: int):
-        """(each output's segment, or None for one segment; how many segments)."""
-        if self.segment is None:
+        """(each output's segment, or None for one segment; how many segments). A chunk that
+        is one segment (a block of a whole chunk) is counted without segment labels."""
+        if self.segment is None or size <= self.segment:
             return None, 1
         return np.arange(size) // self.segment, -(-size // self.segment)
 
