@@ -1,6 +1,7 @@
-"""Coupled stages draw fixed chunks and sum their segments into blocks (certify.counting,
-stats.coupled_block_size): a block may cross a chunk boundary, every block holds exactly its
-runs, and a smaller stage draws a prefix of a larger one's runs."""
+"""A smaller stage draws a prefix of a larger one's runs: coupled stages draw fixed chunks and
+sum their segments into blocks (certify.counting, stats.coupled_block_size), so a block may
+cross a chunk boundary and still holds exactly its runs; and the last stage draws one seed
+stream however many stages came before it (pipeline.run, docs/method.md "Seed streams")."""
 import numpy as np
 
 from dpverify.attacks import Candidate, Coordinate
@@ -55,3 +56,38 @@ def test_coupled_blocks_keep_seven_eighths_of_their_aim_and_tile_chunks():
         assert 7 / 8 * aim <= block <= aim
         assert block % segment == 0 and chunk % segment == 0
         assert block // segment <= 8 * 2   # at most ~8 segments per block, so counting is cheap
+
+
+def _certifying_keys(monkeypatch, samples):
+    """Stage key → the seed state of that stage's first certifying chunk of input D, in one
+    measurement audit of a Laplace; and the audit's result."""
+    import dpverify
+    from dpverify.sampling import CERTIFY
+    from mechanisms_under_test.basic import make_laplace
+    stages: dict = {}
+    run = Sampler.run
+
+    def spy(self, tasks, evaluators=None, pooled=False):
+        for t in tasks:
+            if t.purpose == CERTIFY and t.index == 0 and t.side == 0:
+                stages.setdefault(t.stage, t.seed_sequence(7).generate_state(2).tolist())
+        return run(self, tasks, evaluators, pooled)
+
+    monkeypatch.setattr(Sampler, "run", spy)
+    result = dpverify.audit(make_laplace(1.0), samples=samples, stop_early=False, seed=7,
+                            n_jobs=1)
+    return stages, result
+
+
+def test_the_last_stage_draws_one_stream_however_many_stages_came_before(monkeypatch):
+    # docs/method.md, "Seed streams": audits of 2^14 and 2^18 runs have 5 and 7 stages, yet
+    # their last stages draw chunk 0 from the same seed, so the smaller one's runs are a
+    # prefix of the larger one's; every stage of one audit draws under a key of its own
+    from dpverify.sampling import LAST_STAGE_KEY
+    small, r_small = _certifying_keys(monkeypatch, 1 << 14)
+    large, r_large = _certifying_keys(monkeypatch, 1 << 18)
+    assert len(r_small.stages) < len(r_large.stages)
+    assert LAST_STAGE_KEY in small and LAST_STAGE_KEY in large
+    assert small[LAST_STAGE_KEY] == large[LAST_STAGE_KEY]
+    # the earlier stages' keys are their indices, distinct from the last stage's
+    assert sorted(k for k in large if k != LAST_STAGE_KEY) == list(range(1, len(large)))
