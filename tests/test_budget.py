@@ -44,9 +44,11 @@ def test_a_tuning_stage_that_does_not_fit_shrinks_with_the_time_left():
     # time left, so 10% less time costs both stages 10% of their runs
     sizes = [shrunk_stage_size(r, 1e-3, 0.5e-3, 4000, 1000, 4) for r in (9.0, 8.1, 6.0)]
     assert sizes == [3000, 2700, 2000]
-    # never above the plan; None (the stage becomes the last) below twice the stage before's
+    # never above the plan; None (the stage becomes the last) below the stage before's size,
+    # where its counts, pooled with that stage's, would not double the tuning runs
     assert shrunk_stage_size(60.0, 1e-3, 0.5e-3, 4000, 1000, 4) == 4000
-    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
+    assert shrunk_stage_size(3.3, 1e-3, 0.5e-3, 4000, 1000, 4) == 1100
+    assert shrunk_stage_size(2.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
     assert shrunk_stage_size(-1.0, 1e-3, 0.5e-3, 4000, 1000, 4) is None
     assert shrunk_stage_size(9.0, 0.0, 0.0, 4000, 1000, 4) is None
 
