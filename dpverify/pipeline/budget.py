@@ -93,16 +93,15 @@ def shrunk_stage_size(remaining: float, seconds_per_run: float, last_seconds_per
     """When a tuning stage of `planned` runs (one that counts tracked grids, its search done)
     and a last stage `growth`× larger do not both fit in `remaining` seconds: the size t at which
     it still runs, with a last stage of `growth`·t runs after it, counting at `seconds_per_run`
-    and `last_seconds_per_run`; at most `planned`, and None when t would not reach the
-    `previous` stage's size (it then becomes the last): its grid counts pool with the stage
-    before's (`attacks.Tuning.pooled_with`), so a smaller stage would not even double them.
+    and `last_seconds_per_run`; at most `planned`, and None when t would not reach twice the
+    `previous` stage's size, too few new runs to repay a stage (it then becomes the last).
     The size shrinks continuously with the time left, so a slower machine loses runs of both
     stages in proportion instead of a whole tuning stage (docs/method.md, "Time budgets")."""
     per_run = seconds_per_run + growth * last_seconds_per_run
     if per_run <= 0 or remaining <= 0:
         return None
     t = remaining / per_run
-    if not (math.isfinite(t) and t >= previous):
+    if not (math.isfinite(t) and t >= 2 * previous):
         return None
     return int(min(t, planned))
 

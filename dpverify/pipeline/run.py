@@ -155,7 +155,7 @@ class AuditRun:
         stage and a stage 4× larger are not projected to fit (`TimeBudget.last_size`), a tuning
         stage shrinks to the size at which it and a last stage 4× larger still fit
         (`TimeBudget.shrunk_size`); a stage that still searches, or one that would shrink below
-        the stage before (whose tuning counts it adds to), becomes the last. The plan's own
+        twice the stage before, becomes the last. The plan's own
         last stage, reached with every stage before it run as planned, gets what the time left
         buys, at most its plan. Sizes depend on the clock only, never on certifying counts
         (docs/method.md, "Time budgets")."""
