@@ -44,11 +44,9 @@ def test_a_tuning_stage_that_does_not_fit_shrinks_with_the_time_left():
     # time left, so 10% less time costs both stages 10% of their runs
     sizes = [shrunk_stage_size(r, 1e-3, 0.5e-3, 4000, 1000, 4) for r in (9.0, 8.1, 6.0)]
     assert sizes == [3000, 2700, 2000]
-    # never above the plan; None (the stage becomes the last) below the stage before's size,
-    # where its counts, pooled with that stage's, would not double the tuning runs
+    # never above the plan; None (the stage becomes the last) below twice the stage before's
     assert shrunk_stage_size(60.0, 1e-3, 0.5e-3, 4000, 1000, 4) == 4000
-    assert shrunk_stage_size(3.3, 1e-3, 0.5e-3, 4000, 1000, 4) == 1100
-    assert shrunk_stage_size(2.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
+    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
     assert shrunk_stage_size(-1.0, 1e-3, 0.5e-3, 4000, 1000, 4) is None
     assert shrunk_stage_size(9.0, 0.0, 0.0, 4000, 1000, 4) is None
 
@@ -103,6 +101,47 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
     # counted on the last stage's fresh runs (Poisson sizes around 24000 for a ratio test)
     assert r.witness.stage == 4 and abs(r.witness.samples_D - 24000) < 1000
     assert 0.5 < r.epsilon_lower_bound <= 1.0
+
+
+def _tuning_stage_seeds(monkeypatch, shrink_to):
+    """One measurement audit whose search converges at stage 2, with stage 3 (2^14 runs) a
+    tuning stage, shrunk to `shrink_to` runs by a stand-in clock (None: run as planned);
+    (stage key → seed state of its first certifying chunk of D, stage sizes)."""
+    seeds: dict = {}
+    run = Sampler.run
+
+    def spy(self, tasks, evaluators=None, pooled=False):
+        for t in tasks:
+            if t.purpose == CERTIFY and t.index == 0 and t.side == 0:
+                seeds.setdefault(t.stage, t.seed_sequence(3).generate_state(2).tolist())
+        return run(self, tasks, evaluators, pooled)
+
+    def end_at_stage_three(self, planned, next_planned, *projections, cap=None):
+        if shrink_to is not None and planned == 1 << 14:
+            self.ceiling = 4 * shrink_to
+            return planned
+        return None
+
+    monkeypatch.setattr(Sampler, "run", spy)
+    monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
+    monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args: shrink_to)
+    converges_early = Settings(prune_after_stage=2, search_precision=0.1)
+    r = audit_with_settings(make_laplace(1.0), converges_early, seconds=60.0, stop_early=False,
+                            samples=1 << 16, n_jobs=1, seed=3)
+    return seeds, [s.samples_per_side for s in r.stages]
+
+
+def test_a_shrunk_tuning_stage_draws_a_prefix_of_the_full_ones_runs(monkeypatch):
+    # docs/method.md, "Seed streams": a tuning stage a slower machine shrinks draws under the
+    # same key as the full one, so its runs are the first of the full stage's and the tuning
+    # counts it adds to the stage before's are a subset of what a faster machine counts
+    from dpverify.sampling import TUNING_STAGE_KEY
+    full, full_sizes = _tuning_stage_seeds(monkeypatch, None)
+    shrunk, shrunk_sizes = _tuning_stage_seeds(monkeypatch, 6000)
+    assert full_sizes[:3] == [1 << 10, 1 << 12, 1 << 14] and shrunk_sizes[2] == 6000
+    assert TUNING_STAGE_KEY in full and TUNING_STAGE_KEY in shrunk
+    assert full[TUNING_STAGE_KEY] == shrunk[TUNING_STAGE_KEY]
+    assert full[LAST_STAGE_KEY] == shrunk[LAST_STAGE_KEY]
 
 
 def test_a_stage_that_still_searches_is_never_shrunk(monkeypatch):
