@@ -32,35 +32,6 @@ class Tuning(NamedTuple):
     m_q: int
     variance: np.ndarray | None = None
 
-    def pooled_with(self, later: "Tuning") -> "Tuning":
-        """These counts and `later`'s, counted on the same grid on another fresh sample, as
-        one tuning sample (docs/method.md, "Planning a threshold"): counts and runs add. A
-        paired variance of ln(K_p/K_q) falls as 1/m, so the pooled one is
-        Σ m_i²·v_i / (Σ m_i)² (`pooled_log_ratio_variance`); None unless both were paired."""
-        if not np.array_equal(self.thresholds, later.thresholds):
-            raise ValueError("tuning counts pool only on one threshold grid")
-        variance = None
-        if self.variance is not None and later.variance is not None:
-            variance = pooled_log_ratio_variance(self.variance, self.m_p, later.variance,
-                                                 later.m_p)
-        return Tuning(self.thresholds, np.add(self.k_p, later.k_p),
-                      np.add(self.k_q, later.k_q), self.m_p + later.m_p,
-                      self.m_q + later.m_q, variance)
-
-
-def pooled_log_ratio_variance(v1, m1: int, v2, m2: int) -> np.ndarray:
-    """Var ln(K_p/K_q) of two independent samples of m1 and m2 paired runs pooled, from each
-    one's variance (`Tuning.pooled_with`): c_i = m_i·v_i estimates m·Var for any size m, so the
-    pooled variance is (m1·c1 + m2·c2)/(m1 + m2)² where both are finite, c_i/(m1 + m2) where
-    only sample i's is, inf where neither is."""
-    v1, v2 = np.asarray(v1, dtype=float), np.asarray(v2, dtype=float)
-    f1, f2 = np.isfinite(v1), np.isfinite(v2)
-    c1, c2 = np.where(f1, m1 * v1, 0.0), np.where(f2, m2 * v2, 0.0)
-    total = m1 + m2
-    both = (m1 * c1 + m2 * c2) / total ** 2
-    one = np.where(f1, c1, c2) / total
-    return np.where(f1 & f2, both, np.where(f1 | f2, one, np.inf))
-
 
 @dataclass
 class Candidate:

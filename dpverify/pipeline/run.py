@@ -18,8 +18,6 @@ import time
 from dataclasses import replace
 from typing import NamedTuple
 
-import numpy as np
-
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Tuning, curve_grid, tuning_grid
 from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
@@ -155,10 +153,9 @@ class AuditRun:
         stage and a stage 4× larger are not projected to fit (`TimeBudget.last_size`), a tuning
         stage shrinks to the size at which it and a last stage 4× larger still fit
         (`TimeBudget.shrunk_size`); a stage that still searches, or one that would shrink below
-        twice the stage before, becomes the last. The plan's own
-        last stage, reached with every stage before it run as planned, gets what the time left
-        buys, at most its plan. Sizes depend on the clock only, never on certifying counts
-        (docs/method.md, "Time budgets")."""
+        twice the stage before, becomes the last. The plan's own last stage, reached with every
+        stage before it run as planned, gets what the time left buys, at most its plan. Sizes
+        depend on the clock only, never on certifying counts (docs/method.md, "Time budgets")."""
         budget, search, sizes = self.budget, self.search, self.schedule.sizes
         if budget is None:
             return
@@ -391,11 +388,7 @@ class AuditRun:
         if key in counted.blocks:
             b_p, b_q = grid_slice(cs, i, counted.blocks[key].T, counted.blocks[other].T)
             variance = paired_variance_from_blocks(b_p.T, b_q.T)
-        tuning = Tuning(cand.grid, g_p, g_q, m_p, m_q, variance)
-        # a grid counted again (a tracked candidate's, carried over) adds to its earlier counts
-        if cand.tuning is not None and np.array_equal(cand.tuning.thresholds, cand.grid):
-            tuning = cand.tuning.pooled_with(tuning)
-        return replace(cand, grid=None, tuning=tuning)
+        return replace(cand, grid=None, tuning=Tuning(cand.grid, g_p, g_q, m_p, m_q, variance))
 
     def _certify(self, stage: StagePlan, plan: StageEvents, counted, cs, i) -> Witness:
         """Event i of its pair's list, certified; kept as the best witness if it is."""
