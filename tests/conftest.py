@@ -9,7 +9,33 @@ stale editable install that points elsewhere).
 import os
 from pathlib import Path
 
+import pytest
+
 ROOT = str(Path(__file__).resolve().parents[1])
 _paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 if ROOT not in _paths:
     os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + _paths)
+
+
+@pytest.fixture
+def certifying_chunk_seeds(monkeypatch):
+    """Spy on the sampler for tests of the seed streams (docs/method.md, "Seed streams"):
+    `watch(seed)` returns a dict that the audits run next fill with stage key → the seed state
+    of that stage's first certifying chunk of input D, for an audit of that `seed`."""
+    from dpverify.sampling import CERTIFY, Sampler
+    run, watched = Sampler.run, {}
+
+    def spy(self, tasks, evaluators=None, pooled=False):
+        for t in tasks:
+            if t.purpose == CERTIFY and t.index == 0 and t.side == 0:
+                state = t.seed_sequence(watched["seed"]).generate_state(2).tolist()
+                watched["stages"].setdefault(t.stage, state)
+        return run(self, tasks, evaluators, pooled)
+
+    monkeypatch.setattr(Sampler, "run", spy)
+
+    def watch(seed: int) -> dict:
+        watched["seed"], watched["stages"] = seed, {}
+        return watched["stages"]
+
+    return watch

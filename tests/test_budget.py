@@ -103,41 +103,33 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
     assert 0.5 < r.epsilon_lower_bound <= 1.0
 
 
-def _tuning_stage_seeds(monkeypatch, shrink_to):
+def _tuning_stage_seeds(monkeypatch, watch, shrink_to):
     """One measurement audit whose search converges at stage 2, with stage 3 (2^14 runs) a
     tuning stage, shrunk to `shrink_to` runs by a stand-in clock (None: run as planned);
     (stage key → seed state of its first certifying chunk of D, stage sizes)."""
-    seeds: dict = {}
-    run = Sampler.run
-
-    def spy(self, tasks, evaluators=None, pooled=False):
-        for t in tasks:
-            if t.purpose == CERTIFY and t.index == 0 and t.side == 0:
-                seeds.setdefault(t.stage, t.seed_sequence(3).generate_state(2).tolist())
-        return run(self, tasks, evaluators, pooled)
-
     def end_at_stage_three(self, planned, next_planned, *projections, cap=None):
         if shrink_to is not None and planned == 1 << 14:
             self.ceiling = 4 * shrink_to
             return planned
         return None
 
-    monkeypatch.setattr(Sampler, "run", spy)
     monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
     monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args: shrink_to)
+    seeds = watch(3)
     converges_early = Settings(prune_after_stage=2, search_precision=0.1)
     r = audit_with_settings(make_laplace(1.0), converges_early, seconds=60.0, stop_early=False,
                             samples=1 << 16, n_jobs=1, seed=3)
     return seeds, [s.samples_per_side for s in r.stages]
 
 
-def test_a_shrunk_tuning_stage_draws_a_prefix_of_the_full_ones_runs(monkeypatch):
+def test_a_shrunk_tuning_stage_draws_a_prefix_of_the_full_ones_runs(monkeypatch,
+                                                                    certifying_chunk_seeds):
     # docs/method.md, "Seed streams": a tuning stage a slower machine shrinks draws under the
-    # same key as the full one, so its runs are the first of the full stage's and the tuning
-    # counts it adds to the stage before's are a subset of what a faster machine counts
+    # same key as the full one, so its runs are the first of the full stage's: it tunes on a
+    # subset of what a faster machine tunes on, not on unrelated runs
     from dpverify.sampling import TUNING_STAGE_KEY
-    full, full_sizes = _tuning_stage_seeds(monkeypatch, None)
-    shrunk, shrunk_sizes = _tuning_stage_seeds(monkeypatch, 6000)
+    full, full_sizes = _tuning_stage_seeds(monkeypatch, certifying_chunk_seeds, None)
+    shrunk, shrunk_sizes = _tuning_stage_seeds(monkeypatch, certifying_chunk_seeds, 6000)
     assert full_sizes[:3] == [1 << 10, 1 << 12, 1 << 14] and shrunk_sizes[2] == 6000
     assert TUNING_STAGE_KEY in full and TUNING_STAGE_KEY in shrunk
     assert full[TUNING_STAGE_KEY] == shrunk[TUNING_STAGE_KEY]

@@ -58,34 +58,25 @@ def test_coupled_blocks_keep_seven_eighths_of_their_aim_and_tile_chunks():
         assert block // segment <= 8 * 2   # at most ~8 segments per block, so counting is cheap
 
 
-def _certifying_keys(monkeypatch, samples):
+def _certifying_keys(watch, samples):
     """Stage key → the seed state of that stage's first certifying chunk of input D, in one
     measurement audit of a Laplace; and the audit's result."""
     import dpverify
-    from dpverify.sampling import CERTIFY
     from mechanisms_under_test.basic import make_laplace
-    stages: dict = {}
-    run = Sampler.run
-
-    def spy(self, tasks, evaluators=None, pooled=False):
-        for t in tasks:
-            if t.purpose == CERTIFY and t.index == 0 and t.side == 0:
-                stages.setdefault(t.stage, t.seed_sequence(7).generate_state(2).tolist())
-        return run(self, tasks, evaluators, pooled)
-
-    monkeypatch.setattr(Sampler, "run", spy)
+    stages = watch(7)
     result = dpverify.audit(make_laplace(1.0), samples=samples, stop_early=False, seed=7,
                             n_jobs=1)
     return stages, result
 
 
-def test_the_last_stage_draws_one_stream_however_many_stages_came_before(monkeypatch):
+def test_the_last_stage_draws_one_stream_however_many_stages_came_before(
+        certifying_chunk_seeds):
     # docs/method.md, "Seed streams": audits of 2^14 and 2^18 runs have 5 and 7 stages, yet
     # their last stages draw chunk 0 from the same seed, so the smaller one's runs are a
     # prefix of the larger one's; every stage of one audit draws under a key of its own
     from dpverify.sampling import LAST_STAGE_KEY
-    small, r_small = _certifying_keys(monkeypatch, 1 << 14)
-    large, r_large = _certifying_keys(monkeypatch, 1 << 18)
+    small, r_small = _certifying_keys(certifying_chunk_seeds, 1 << 14)
+    large, r_large = _certifying_keys(certifying_chunk_seeds, 1 << 18)
     assert len(r_small.stages) < len(r_large.stages)
     assert LAST_STAGE_KEY in small and LAST_STAGE_KEY in large
     assert small[LAST_STAGE_KEY] == large[LAST_STAGE_KEY]
