@@ -256,34 +256,6 @@ def test_carried_candidates_retuned_onto_one_event_are_tracked_once():
     assert distinct([a, replace(b, direction=1), c]) == [a, replace(b, direction=1), c]
 
 
-def test_a_tracked_grid_is_extended_into_the_tail_its_next_count_resolves():
-    # A grid taken from the search sample ends where that sample's tail ends; a tuning sample
-    # 16 times larger still sees hundreds of hits past it. On an exponential tail the linear
-    # extension of log k_p is exact, so the new thresholds must halve the expected hits every
-    # two steps and stop before fewer than EXTEND_MIN_HITS are expected on the next count.
-    from dpverify.attacks import Tuning, extended_grid
-    from dpverify.attacks.events import EXTEND_MIN_HITS
-
-    m, n_next = 100_000, 1_600_000
-    grid = np.linspace(0.0, 5.0, 21)
-    survival = np.exp(-grid)  # P[s ≥ t]
-
-    def tuning(k_p):
-        return Tuning(grid, np.asarray(k_p), np.zeros(grid.size, dtype=int), m, m)
-
-    extended = extended_grid(tuning(np.round(m * survival)), n_next)
-    assert np.array_equal(extended[:grid.size], grid)
-    new = extended[grid.size:]
-    assert new.size >= 2 and np.all(np.diff(extended) > 0)
-    expected_hits = n_next * np.exp(-new)
-    assert np.allclose(expected_hits[2:] / expected_hits[:-2], 0.5, rtol=0.02)
-    assert EXTEND_MIN_HITS <= expected_hits[-1] < 2.2 * EXTEND_MIN_HITS
-    # an edge the next count will barely see, or an empty one (a support's edge): unchanged
-    sparse = np.round(m * survival) * (EXTEND_MIN_HITS / (m * survival[-1] * 16))
-    assert np.array_equal(extended_grid(tuning(sparse), n_next), grid)
-    assert np.array_equal(extended_grid(tuning(np.where(grid < 5.0, m, 0)), n_next), grid)
-
-
 def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch):
     # Once a pair's search sample reaches its cap, later stages draw no search data for it:
     # its models must be reused (not re-learned), and the events chosen from them must be the

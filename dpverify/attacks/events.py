@@ -7,7 +7,6 @@ curve (`curve_grid`) or to re-choose the threshold on fresh counts (`tuning_grid
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -18,10 +17,6 @@ from ..sampling.encoding import Encoded
 from .base import ScoreModel
 
 TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are taken from
-# A tracked grid whose rarest threshold still holds this many expected hits under P on the
-# stage that counts it next is extended past that threshold (`extended_grid`)...
-EXTEND_MIN_HITS = 50
-EXTEND_MOST_HALVINGS = 12  # ...by at most this many halvings of its expected hits
 
 
 class Tuning(NamedTuple):
@@ -89,30 +84,6 @@ class Candidate:
         per_segment = np.bincount(idx, minlength=segments * width).reshape(segments, width)
         tail = np.cumsum(per_segment[:, ::-1], axis=1)[:, ::-1]
         return tail[:, 1:] if segment_of is not None else tail[0, 1:]
-
-
-def extended_grid(tuning: Tuning, n_next: int) -> np.ndarray:
-    """A tracked grid for its next count of n_next runs per input, extended past its rarest
-    threshold where the next count will still see that tail: the grid was taken from the search
-    sample, whose tail ends far short of what a tuning sample 10-100 times larger resolves.
-    Past the last threshold t_e (k_e hits of m_p), thresholds are placed where log k_p, extended
-    linearly from the last threshold with 4·k_e hits, halves every two steps, until fewer than
-    EXTEND_MIN_HITS hits are expected on n_next runs. A tail that falls faster than that (a
-    support's edge) leaves the outer thresholds empty; one that falls slower leaves them too
-    close, which costs only resolution. Chosen on counts of a sample before the next, so any
-    choice among them is as sound as the grid's own (docs/method.md, "Choosing the events")."""
-    t, k_p = np.asarray(tuning.thresholds, dtype=float), np.asarray(tuning.k_p, dtype=float)
-    if t.size < 2 or not np.isfinite(t[-1]):
-        return t
-    k_edge, scale = k_p[-1], n_next / max(tuning.m_p, 1)
-    halvings = (0 if k_edge <= 0 else
-                min(EXTEND_MOST_HALVINGS, int(math.log2(k_edge * scale / EXTEND_MIN_HITS))))
-    fuller = np.flatnonzero(k_p[:-1] >= 4 * k_edge)
-    if halvings < 1 or fuller.size == 0 or not t[-1] > t[fuller[-1]]:
-        return t
-    a = fuller[-1]
-    half_step = math.log(2.0) / 2 * (t[-1] - t[a]) / math.log(k_p[a] / k_edge)
-    return np.concatenate([t, t[-1] + half_step * np.arange(1, 2 * halvings + 1)])
 
 
 def curve_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 48) -> np.ndarray:

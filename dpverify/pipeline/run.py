@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
-from ..attacks import Candidate, Tuning, curve_grid, extended_grid, tuning_grid
+from ..attacks import Candidate, Tuning, curve_grid, tuning_grid
 from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
                        pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
@@ -238,13 +238,12 @@ class AuditRun:
             self.events = [replace(c, grid=None) for c in carried[:self.K]]
             self.tracked = []
             if stage.measuring and not stage.final_measurement:
-                return [replace(c, grid=extended_grid(c.tuning, stage.size))
-                        for c in carried[:self.settings.tracked]]
+                return [replace(c, grid=c.tuning[0]) for c in carried[:self.settings.tracked]]
             return []
         if self.search.frozen:
             return []  # the events stay those of the stage before
         self._search(stage)
-        return [] if stage.last else self._probes(stage.size)
+        return [] if stage.last else self._probes()
 
     def _search(self, stage: StagePlan) -> None:
         """Stage j's search: the events for its size (a stage that certifies nothing chooses
@@ -272,11 +271,10 @@ class AuditRun:
                   if stage.final_measurement and carried else self.pool[:self.K])
         self.events = [replace(c, grid=None) for c in picked]
 
-    def _probes(self, size: int) -> list[Candidate]:
-        """The best distinct candidates, each with a grid of thresholds to count on `size` runs
-        per input (a tracked grid extended into the tail those runs resolve)."""
+    def _probes(self) -> list[Candidate]:
+        """The best distinct candidates, each with a grid of thresholds to count."""
         data = self.search.data
-        return [replace(c, grid=(extended_grid(c.tuning, size) if c.tuning is not None
+        return [replace(c, grid=(c.tuning[0] if c.tuning is not None
                                  else tuning_grid(c, *data[c.pair])))
                 for c in same_events_merged(self.pool, data, self.settings.tracked,
                                             families=True)
