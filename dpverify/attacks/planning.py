@@ -253,3 +253,83 @@ def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level:
     return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
                    grid=None, tuning=tuning,
                    certificate=Certificate.independent(ratio[i]))
+
+
+# Tail rungs (`tail_rungs`): where a tracked event's log-ratio is still climbing into the tail,
+# the last stage also certifies a few rarer thresholds of its family, as hedges.
+TAIL_CLIMB_SPAN = 16.0  # the climb is measured from the threshold with ~16× the pick's hits
+TAIL_CLIMB_Z = 3.0  # ...and must exceed this many standard errors of the difference
+TAIL_PICK_MAX_Q_HITS = 100  # rungs only where the pick rests on fewer tuning hits under Q
+TAIL_RUNGS = 3  # rarer thresholds certified beside the pick, at most
+TAIL_RUNG_STEP = 2.5  # each rung expects this many times fewer hits under P than the one before
+TAIL_RUNG_MIN_HITS = 150  # ...and at least this many on the certifying sample
+
+
+def _log_ratio_and_variance(tuning: Tuning, i: int) -> tuple[float, float]:
+    """ln(k_p/k_q) at grid index i, with its variance: paired where the counts were paired,
+    else 1/k_p + 1/k_q."""
+    k_p, k_q = float(tuning.k_p[i]), float(tuning.k_q[i])
+    paired = tuning.variance is not None and tuning.m_p == tuning.m_q
+    scale = tuning.m_q / tuning.m_p
+    return (np.log(k_p / k_q * scale),
+            float(tuning.variance[i]) if paired else 1 / k_p + 1 / k_q)
+
+
+def _nearest(k_p: np.ndarray, allowed: np.ndarray, target: float) -> int | None:
+    """The allowed grid index whose count is nearest `target` on a log scale, or None."""
+    idx = np.flatnonzero(allowed)
+    if idx.size == 0:
+        return None
+    return int(idx[np.argmin(np.abs(np.log(k_p[idx] / target)))])
+
+
+def still_climbing(tuning: Tuning, i: int) -> bool:
+    """Whether threshold i is where the tuning sample's resolution, not a plateau of the ratio,
+    stopped the plan: fewer than TAIL_PICK_MAX_Q_HITS hits under Q there (a plateau's best
+    threshold is its most frequent one, with hits to spare), and a log-ratio above the one at
+    the threshold with about TAIL_CLIMB_SPAN× its hits under P by more than TAIL_CLIMB_Z
+    standard errors (the two variances added: nested events' estimates are positively
+    correlated, so this overstates the difference's error and errs towards no climb)."""
+    k_p, k_q = np.asarray(tuning.k_p), np.asarray(tuning.k_q)
+    if not (k_p[i] > 0 and 0 < k_q[i] * tuning.m_p / tuning.m_q < TAIL_PICK_MAX_Q_HITS):
+        return False
+    f = _nearest(k_p, (k_p >= 2 * k_p[i]) & (k_q > 0), TAIL_CLIMB_SPAN * k_p[i])
+    if f is None:
+        return False
+    (r_i, v_i), (r_f, v_f) = (_log_ratio_and_variance(tuning, j) for j in (i, f))
+    return bool(r_i - r_f > TAIL_CLIMB_Z * np.sqrt(v_i + v_f))
+
+
+def tail_rungs(cand: Candidate, n_certify: int, delta: float, level: float,
+               chunk_size: int = 0) -> list[Candidate]:
+    """Rarer thresholds of a re-tuned candidate's family to certify beside it, when its tuning
+    counts show the log-ratio still climbing into the tail (`still_climbing`). There a
+    certifying sample n_certify/m_p times the tuning sample resolves events far rarer than the
+    tuning counts can rank (under Q they hold a handful of hits or none), and the best of them
+    can certify much more than the pick (docs/method.md, "Tail rungs"). Up to TAIL_RUNGS grid
+    thresholds, each expecting TAIL_RUNG_STEP× fewer hits under P than the last and at least
+    TAIL_RUNG_MIN_HITS at n_certify. They are chosen on tuning counts only, before the
+    certifying sample is drawn, and each takes its own share of α: the union bound holds as
+    for any stage's events."""
+    tuning = cand.tuning
+    if tuning is None:
+        return []
+    i = int(np.argmin(np.abs(np.asarray(tuning.thresholds) - cand.threshold)))
+    if not still_climbing(tuning, i):
+        return []
+    k_p = np.asarray(tuning.k_p, dtype=float)
+    growth = n_certify / tuning.m_p
+    expected, ratio = expected_bounds(k_p, tuning.m_p, tuning.k_q, tuning.m_q,
+                                      tuning.variance if tuning.m_p == tuning.m_q else None,
+                                      n_certify, delta, level, TUNING_SHRINK_Z, chunk_size)
+    rungs, last = [], i
+    for step in range(1, TAIL_RUNGS + 1):
+        allowed = (k_p > 0) & (k_p < k_p[last]) & (k_p * growth >= TAIL_RUNG_MIN_HITS)
+        j = _nearest(k_p, allowed, k_p[i] / TAIL_RUNG_STEP ** step)
+        if j is None:
+            break
+        rungs.append(replace(cand, threshold=float(tuning.thresholds[j]),
+                             expected_epsilon=float(expected[j]), grid=None,
+                             certificate=Certificate.independent(ratio[j])))
+        last = j
+    return rungs

@@ -19,7 +19,8 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
-from ..attacks import Candidate, Tuning, curve_grid, tuning_grid
+from ..attacks import Candidate, Tuning, curve_grid, tail_rungs, tuning_grid
+from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
                        pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
@@ -291,6 +292,7 @@ class AuditRun:
             events = concentrate(same_events_merged(distinct(events), data), stage.size,
                                  self.request.delta, stage.alpha / 2, self.sampler.chunk_size,
                                  self.settings.concentrate_z)
+            events = self._with_tail_rungs(stage, events)
         # the stage's α is split over the events it really certifies (union bound)
         level = stage.alpha / (2 * len(events)) if stage.certifies and events else stage.level
         if self.request.curves:
@@ -302,6 +304,15 @@ class AuditRun:
         events, coupled, block = self._coupling(stage, events, probes, rates, level)
         self.events = events
         return stage, StageEvents(events, probes, level, coupled, block)
+
+    def _with_tail_rungs(self, stage: StagePlan, events: list[Candidate]) -> list[Candidate]:
+        """The last stage's events with rarer thresholds of the leading one's family beside it,
+        where its tuning counts show the ratio still climbing (`attacks.tail_rungs`)."""
+        if not events or not self.settings.tail_rungs:
+            return events
+        level = stage.alpha / (2 * (len(events) + TAIL_RUNGS))
+        return events + tail_rungs(events[0], stage.size, self.request.delta, level,
+                                   self.sampler.chunk_size)
 
     def _pilot(self, stage: StagePlan, events: list[Candidate], key: int):
         if not (stage.certifies and events):

@@ -25,6 +25,7 @@ class Settings:
     min_tuning_block_runs: int = 1 << 10  # paired blocks of tracked grids, at least this long
     tracked: int = 4                   # candidates whose grids are counted while certifying
     concentrate_z: float = 2.0         # the lead, in standard errors, to put all of α on one event
+    tail_rungs: bool = True            # the last stage also certifies a climbing tail's rarer thresholds
     # a certifying block's least size (the threshold planner assumes the default)
     min_coupled_block_runs: int = MIN_COUPLED_BLOCK_RUNS
     # how a certifying stage's certificates are chosen: "pilot" (by what the pilot expects to
