@@ -1,5 +1,5 @@
 """Tail rungs: rarer thresholds certified beside a re-tuned event whose ratio still climbs
-(attacks.planning.tail_rungs; docs/method.md, "Tail rungs")."""
+(attacks.planning.tail_rungs; docs/method.md, "Choosing the events")."""
 import numpy as np
 
 from dpverify.attacks import Candidate, Coordinate, Tuning, retune, tail_rungs

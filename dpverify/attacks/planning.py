@@ -306,9 +306,9 @@ def tail_rungs(cand: Candidate, n_certify: int, delta: float, level: float,
     counts show the log-ratio still climbing into the tail (`still_climbing`). There a
     certifying sample n_certify/m_p times the tuning sample resolves events far rarer than the
     tuning counts can rank (under Q they hold a handful of hits or none), and the best of them
-    can certify much more than the pick (docs/method.md, "Tail rungs"). Up to TAIL_RUNGS grid
-    thresholds, each expecting TAIL_RUNG_STEP× fewer hits under P than the last and at least
-    TAIL_RUNG_MIN_HITS at n_certify. They are chosen on tuning counts only, before the
+    can certify much more than the pick (docs/method.md, "Choosing the events", tail rungs).
+    Up to TAIL_RUNGS grid thresholds, each expecting TAIL_RUNG_STEP× fewer hits under P than
+    the last and at least TAIL_RUNG_MIN_HITS at n_certify. They are chosen on tuning counts only, before the
     certifying sample is drawn, and each takes its own share of α: the union bound holds as
     for any stage's events."""
     tuning = cand.tuning
