@@ -86,6 +86,11 @@ class Candidate:
         return tail[:, 1:] if segment_of is not None else tail[0, 1:]
 
 
+def tuning_index(cand: Candidate) -> int:
+    """The index, in the candidate's tuning grid, of the threshold it was (re)tuned to."""
+    return int(np.argmin(np.abs(np.asarray(cand.tuning.thresholds) - cand.threshold)))
+
+
 def curve_grid(cand: Candidate, a: Encoded, b: Encoded, points: int = 48) -> np.ndarray:
     """Thresholds for a trade-off curve, from SEARCH data: quantiles of the pooled signed score,
     dense in both tails, plus the event's own threshold."""

@@ -20,7 +20,7 @@ from ..stats import (coupled_block_size, expected_bound_and_method,
                      expected_paired_bound_and_method, paired_log_ratio_variance)
 from .base import ScoreModel
 from ..certify.certificates import Certificate
-from .events import Candidate, Tuning
+from .events import Candidate, Tuning, tuning_index
 
 SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors before planning
 # ...but only this many when ranking pairs (`Candidate.potential`): a pair whose best event is
@@ -283,7 +283,7 @@ def _nearest(k_p: np.ndarray, allowed: np.ndarray, target: float) -> int | None:
     return int(idx[np.argmin(np.abs(np.log(k_p[idx] / target)))])
 
 
-def still_climbing(tuning: Tuning, i: int) -> bool:
+def unresolved_climb(tuning: Tuning, i: int) -> bool:
     """Whether threshold i is where the tuning sample's resolution, not a plateau of the ratio,
     stopped the plan: fewer than TAIL_PICK_MAX_Q_HITS hits under Q there (a plateau's best
     threshold is its most frequent one, with hits to spare), and a log-ratio above the one at
@@ -303,19 +303,19 @@ def still_climbing(tuning: Tuning, i: int) -> bool:
 def tail_rungs(cand: Candidate, n_certify: int, delta: float, level: float,
                chunk_size: int = 0) -> list[Candidate]:
     """Rarer thresholds of a re-tuned candidate's family to certify beside it, when its tuning
-    counts show the log-ratio still climbing into the tail (`still_climbing`). There a
+    counts show the log-ratio still climbing into the tail (`unresolved_climb`). There a
     certifying sample n_certify/m_p times the tuning sample resolves events far rarer than the
     tuning counts can rank (under Q they hold a handful of hits or none), and the best of them
     can certify much more than the pick (docs/method.md, "Choosing the events", tail rungs).
     Up to TAIL_RUNGS grid thresholds, each expecting TAIL_RUNG_STEP× fewer hits under P than
-    the last and at least TAIL_RUNG_MIN_HITS at n_certify. They are chosen on tuning counts only, before the
-    certifying sample is drawn, and each takes its own share of α: the union bound holds as
-    for any stage's events."""
+    the last and at least TAIL_RUNG_MIN_HITS at n_certify. They are chosen on tuning counts
+    only, before the certifying sample is drawn, and each takes its own share of α: the union
+    bound holds as for any stage's events."""
     tuning = cand.tuning
     if tuning is None:
         return []
-    i = int(np.argmin(np.abs(np.asarray(tuning.thresholds) - cand.threshold)))
-    if not still_climbing(tuning, i):
+    i = tuning_index(cand)
+    if not unresolved_climb(tuning, i):
         return []
     k_p = np.asarray(tuning.k_p, dtype=float)
     growth = n_certify / tuning.m_p

@@ -8,17 +8,12 @@ from itertools import zip_longest
 
 import numpy as np
 
-from ..attacks import Candidate, retune
+from ..attacks import Candidate, retune, tuning_index
 
 
 def by_promise(candidates: list[Candidate]) -> list[Candidate]:
     """The candidates, the highest expected bound first."""
     return sorted(candidates, key=lambda c: -c.expected_epsilon)
-
-
-def tuning_index(cand: Candidate) -> int:
-    """The index, in the candidate's tuning grid, of the threshold it was (re)tuned to."""
-    return int(np.argmin(np.abs(np.asarray(cand.tuning.thresholds) - cand.threshold)))
 
 
 def distinct(candidates: list[Candidate]) -> list[Candidate]:
