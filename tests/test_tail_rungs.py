@@ -80,13 +80,16 @@ def test_a_ratio_that_has_stopped_climbing_gets_no_rungs():
         assert tail_rungs(pick, n, 0.0, LEVEL / 2) == []
 
 
-def test_no_rungs_without_tuning_counts_or_room_in_the_tail():
+def test_no_rungs_without_tuning_counts_or_hits_to_spare():
     t = np.linspace(2.2, 6.0, 160)
+    m, n = 8_000_000, 128_000_000
     p, q = rnm4_rate(t[::-1], 1.0), rnm4_rate(t[::-1], 2.0)
-    tuning, cand = tracked(-t[::-1], p, q, 8_000_000, 0, sign=-1)
-    assert tail_rungs(cand, 128_000_000, 0.0, LEVEL) == []  # not re-tuned: no tuning counts
-    pick = retune(cand, tuning, 8_000_000, 0.0, LEVEL / 2)
-    # certified on no more runs than it was tuned on, the rarer thresholds would not reach
-    # TAIL_RUNG_MIN_HITS hits; here the pick itself is near that many
-    few = tail_rungs(pick, 1_000_000, 0.0, LEVEL / 2)
-    assert few == []
+    tuning, cand = tracked(-t[::-1], p, q, m, 0, sign=-1)
+    assert tail_rungs(cand, n, 0.0, LEVEL) == []  # not re-tuned: no tuning counts
+    pick = retune(cand, tuning, n, 0.0, LEVEL / 2)
+    assert tail_rungs(pick, n, 0.0, LEVEL / 2)  # the climbing tail of the first test
+    # the same pick certified on an eighth of its tuning runs: every rarer threshold would
+    # expect fewer than TAIL_RUNG_MIN_HITS hits under P there
+    k_pick = int(tuning.k_p[np.argmin(np.abs(tuning.thresholds - pick.threshold))])
+    small = int(m * TAIL_RUNG_MIN_HITS / k_pick)
+    assert tail_rungs(pick, small, 0.0, LEVEL / 2) == []
