@@ -10,9 +10,10 @@ What is measured
     input (`stats.expected_coupled_epsilon`, the delta method of docs/theory.md; under common
     random numbers the event's hits under one input are a subset of those under the other, so
     the per-run variance is 1/q − 1/p). It does this at the last-stage size of every benchmark
-    run given, at the row's level (`benchmark.row_confidence`, all of α on that one event, as
-    `concentrate` does at best), and finds the size at which the expected bound reaches the
-    published figure (RNM3: 0.2485, which ties 0.249 at the published 3 decimals).
+    run given, at the row's level (the runs' recorded `row_confidence`, all of α on that one
+    event, as `concentrate` does at best), and finds the size at which the expected bound
+    reaches the best sound published figure (RNM3: 0.2485, which ties 0.249 at the published
+    3 decimals).
 
 Why
     A row below its published figure may lose to a planner cliff (runs lost for nothing) or to
@@ -24,7 +25,7 @@ Why
 Output
     DIR/sample_limits.md, DIR/sample_limits.json
 
-Usage: python scripts/sample_limits.py --out DIR --runs RUN_DIR ... [--confidence C]
+Usage: python scripts/sample_limits.py --out DIR --runs RUN_DIR ...
     (RUN_DIR: a directory holding a benchmark.json of scripts/benchmark.py)
 """
 from __future__ import annotations
@@ -42,10 +43,10 @@ from scipy.optimize import brentq
 from scipy.stats import laplace
 
 from dpverify.stats import coupled_block_size, expected_coupled_epsilon
-from benchmark import PUBLISHED, row_confidence
+from benchmark import best_sound_published
+from mechanisms_under_test import TRUE_EPSILON
 
 CHUNK = 1 << 18  # the sampler's chunk of a batched mechanism (`Sampler.chunk_size`)
-ROWS = 22        # rows of the benchmark table, over which its confidence is split
 
 
 def svt4_probability(queries, bottoms, epsilon=0.1, threshold=1.0):
@@ -129,22 +130,29 @@ def short_event(text: str) -> str:
     return f"⊥{power}⊤" if 1 in values else f"⊥{power}"
 
 
-def published(name):
-    return max(x for x in PUBLISHED[name][1:] if x is not None)
+def row_alpha(run_dirs) -> float:
+    """1 − the per-row confidence the runs were certified at (`benchmark.row_confidence`,
+    recorded in each run's meta); the runs must agree on it."""
+    levels = {json.loads((Path(d) / "benchmark.json").read_text())["meta"]["row_confidence"]
+              for d in run_dirs}
+    if len(levels) != 1:
+        raise SystemExit(f"the runs were certified at different row confidences: {levels}")
+    return 1 - levels.pop()
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", nargs="+", required=True)
-    ap.add_argument("--confidence", type=float, default=0.9)
     args = ap.parse_args(argv)
-    alpha = 1 - row_confidence(args.confidence, ROWS)
+    alpha = row_alpha(args.runs)
     svt4 = svt4_probabilities()
     events = {"svt4": [(label, lambda n, p=p, q=q: expected_bound(p, q, n, alpha),
                         math.log(p / q)) for label, p, q in svt4],
-              "rnm3": [("max ≤ t, (1, …, 1) vs (0, …, 0)", lambda n: best_rnm3(n, alpha)[0], 0.25)]}
-    target = {"svt4": published("svt4"), "rnm3": published("rnm3") - 0.0005}
+              "rnm3": [("max ≤ t, (1, …, 1) vs (0, …, 0)", lambda n: best_rnm3(n, alpha)[0],
+                        TRUE_EPSILON["rnm3"])]}
+    published = {m: best_sound_published(m, TRUE_EPSILON[m])[0] for m in events}
+    target = {"svt4": published["svt4"], "rnm3": published["rnm3"] - 0.0005}
     needed = {m: runs_to_reach(target[m], events[m][0][1]) for m in events}
     rows = run_rows(args.runs)
     for r in rows:
