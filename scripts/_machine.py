@@ -31,6 +31,67 @@ def load_average():
         return None
 
 
+def _cpu_jiffies() -> tuple[int, int, int]:
+    """(busy, steal, total) clock ticks of all CPUs since boot, from /proc/stat (Linux only)."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return user + nice + system + irq + softirq + steal, steal, sum(fields[:8])
+
+
+def _own_jiffies() -> int:
+    """Clock ticks of CPU this process and its live descendants (joblib's workers) used, with
+    the children it has reaped."""
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                rest = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        pid = int(entry)
+        children.setdefault(int(rest[1]), []).append(pid)
+        ticks[pid] = int(rest[11]) + int(rest[12])  # utime + stime
+        if pid == os.getpid():
+            ticks[pid] += int(rest[13]) + int(rest[14])  # cutime + cstime
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += ticks.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+class OtherLoad:
+    """The share of the machine's CPU time that other processes took between `__enter__` and
+    `__exit__` (`others`, 0–1 of all CPUs), and the share the hypervisor gave other guests
+    (`steal`): a benchmark row measured while they were large ran on a busy machine. None on
+    a system without /proc."""
+
+    others: float | None = None
+    steal: float | None = None
+
+    def __enter__(self):
+        try:
+            self._start = (_cpu_jiffies(), _own_jiffies())
+        except OSError:
+            self._start = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._start is None:
+            return
+        (busy0, steal0, total0), own0 = self._start
+        (busy1, steal1, total1), own1 = _cpu_jiffies(), _own_jiffies()
+        elapsed = total1 - total0
+        if elapsed > 0:
+            self.others = round(max(0, busy1 - busy0 - (own1 - own0)) / elapsed, 3)
+            self.steal = round((steal1 - steal0) / elapsed, 3)
+
+
 def machine_meta() -> dict:
     """The facts every report records about where it ran."""
     import datetime as dt

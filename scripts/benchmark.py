@@ -66,7 +66,7 @@ import dpverify
 from dpverify.options import OPTIONS
 from dpverify.pipeline.schedule import Schedule
 from dpverify.result import COUPLED, RATIO_TEST, TWO_BOUNDS, jsonable
-from _machine import machine_meta
+from _machine import OtherLoad, machine_meta
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
 from mechanisms_under_test.dpsniper import CORRECT_DPSNIPER, DPSNIPER, TRUE_EPSILON_DPSNIPER
 from mechanisms_under_test.floating_point import (CORRECT_FLOATING, FLOATING,
@@ -342,6 +342,18 @@ def budget_text(meta: dict) -> str:
                "shortens the rows, not the run)" if meta.get("total_budget_seconds") else ""))
 
 
+def other_load(rows: list[dict]) -> str:
+    """The most CPU other processes took during one row (`_machine.OtherLoad`), as a clause of
+    the machine sentence; "" for runs that did not record it."""
+    shares = [(r["other_cpu_share"], r["mechanism"]) for r in rows
+              if r.get("other_cpu_share") is not None]
+    if not shares:
+        return ""
+    share, name = max(shares)
+    return (f"; other processes took at most {share:.0%} of the CPU during a row ({name}; "
+            "a busy machine buys fewer runs in a budget)")
+
+
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "benchmark.json").write_text(json.dumps(jsonable({"rows": rows, "meta": meta}),
@@ -396,7 +408,7 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         + (f"; speed reference {meta['numpy_reference_seconds']:.3f} s for numpy to draw "
            "2^22 × 5 Laplace values on one thread (compare runs by it: the time-budgeted sizes "
            "scale with it)" if meta.get("numpy_reference_seconds") else "")
-        + f"; seed {meta['seed']}; "
+        + other_load(rows) + f"; seed {meta['seed']}; "
         f"total **{total:.0f} s** for {len(rows)} mechanisms "
         "(DP-Sniper LR: 2047 s for its 20 on a larger machine).", "",
         "| mechanism | true ε | verdict | ours: certified ε ≥ | DP-Sniper LR | DP-Sniper NN "
@@ -507,8 +519,11 @@ def main(argv=None) -> int:
         budget = budgets.get(name) or row_budget(
             meta["seconds_per_mechanism"], meta["total_budget_seconds"],
             time.perf_counter() - started, len(names) - i)
-        row = audit_row(name, mechs[name], truth[name], name in correct, per_row,
-                        args.seed, budget)
+        with OtherLoad() as load:
+            row = audit_row(name, mechs[name], truth[name], name in correct, per_row,
+                            args.seed, budget)
+        # a row that ran beside other work had fewer runs than its budget would buy
+        row["other_cpu_share"], row["steal_share"] = load.others, load.steal
         rows.append(row)
         meta["total_seconds"] = time.perf_counter() - started
         write_outputs(args.out, rows, meta)

@@ -77,18 +77,29 @@ def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
     return lines, failures
 
 
-def machine(meta: dict) -> str:
-    """A run's speed reference and wall time, as the report's list gives them."""
+def busiest(rows: dict) -> str:
+    """The row of a run during which other processes took most of the CPU, as text ("" for
+    runs that did not record it)."""
+    shares = {n: r["other_cpu_share"] for n, r in rows.items()
+              if r.get("other_cpu_share") is not None}
+    if not shares:
+        return ""
+    name = max(shares, key=shares.get)
+    return f", other processes ≤ {shares[name]:.0%} of the CPU ({name})"
+
+
+def machine(meta: dict, rows: dict) -> str:
+    """A run's speed reference, wall time and busiest row, as the report's list gives them."""
     return (f"numpy reference {meta['numpy_reference_seconds']:.3f} s, "
-            f"{meta.get('total_seconds', 0):.0f} s")
+            f"{meta.get('total_seconds', 0):.0f} s{busiest(rows)}")
 
 
 def report(runs: dict, slowed: dict) -> tuple[str, list[str]]:
     """The markdown report (header, machine lines, table, failed checks) and the failures."""
     lines, failures = table(runs, slowed)
     factor = next(iter(slowed.values()))[0].get("slowdown")
-    meta = [f"seed {s}: {machine(m)}; slowed {machine(slowed[s][0])}"
-            for s, (m, _) in sorted(runs.items()) if s in slowed]
+    meta = [f"seed {s}: {machine(m, rows)}; slowed {machine(*slowed[s])}"
+            for s, (m, rows) in sorted(runs.items()) if s in slowed]
     text = [
         f"# Benchmark over seeds, at the committed budget and {factor:g}× slower",
         "",
@@ -99,7 +110,9 @@ def report(runs: dict, slowed: dict) -> tuple[str, list[str]]:
         f"same seed at the committed budget. ⚠ marks the cell of a failed check: below the "
         f"best sound published bound (rows tied with it at the published 3 decimals, or "
         f"reported as ε likely ∞ by a support mismatch, excepted), above the true ε, a "
-        f"verdict other than the expected, or a loss of more than {SLOWDOWN_LOSS:.0%}.",
+        f"verdict other than the expected, or a loss of more than {SLOWDOWN_LOSS:.0%}. Each "
+        f"run's line gives the most CPU other processes took during one of its rows "
+        f"(`_machine.OtherLoad`): a busy machine buys fewer runs in the same budget.",
         "", *[f"- {m}" for m in meta], "", *lines, "",
         f"**Failed checks: {len(failures)}.**", "", *[f"- {f}" for f in failures],
     ]
