@@ -42,11 +42,11 @@ from scipy import integrate
 from scipy.optimize import brentq
 from scipy.stats import laplace
 
+from dpverify.sampling import BATCHED_CHUNK_SIZE
 from dpverify.stats import coupled_block_size, expected_coupled_epsilon
 from benchmark import best_sound_published
 from mechanisms_under_test import TRUE_EPSILON
 
-CHUNK = 1 << 18  # the sampler's chunk of a batched mechanism (`Sampler.chunk_size`)
 
 
 def svt4_probability(queries, bottoms, epsilon=0.1, threshold=1.0):
@@ -86,7 +86,7 @@ def rnm3_probabilities(t, epsilon=0.1, n_queries=5):
 def expected_bound(p, q, n, alpha):
     """The coupled t-test's expected bound on n runs per input with all of α on one event
     whose hits under Q are a subset of those under P (per-run variance 1/q − 1/p)."""
-    block = coupled_block_size(int(n), CHUNK)
+    block = coupled_block_size(int(n), BATCHED_CHUNK_SIZE)
     blocks = max(-(-int(n) // block), 2) if block else 2
     return float(expected_coupled_epsilon(p, q, 1 / q - 1 / p, n, blocks, 0.0, alpha))
 

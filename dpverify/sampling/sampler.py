@@ -54,6 +54,14 @@ _WORKER_DEATHS = _worker_death_types()
 _TIMEOUTS = (multiprocessing.TimeoutError, TimeoutError)
 
 
+# Runs per chunk by default: a batched mechanism's chunk is one call, long enough that the call's
+# fixed cost vanishes and short enough that a stage splits over the workers; a scalar mechanism's
+# chunk is a Python loop, kept short so that progress and deadlines stay responsive. Coupled
+# blocks are cut from batched chunks (`stats.coupled_block_size`).
+BATCHED_CHUNK_SIZE = 1 << 18
+SCALAR_CHUNK_SIZE = 1 << 12
+
+
 class Sampler:
     """Runs chunk tasks for one audit in parallel with joblib and checks output schemas.
 
@@ -73,7 +81,7 @@ class Sampler:
         self.mech = mech
         self.inputs = inputs  # inputs[pair][side]
         self.root_seed = int(root_seed)
-        self.chunk_size = chunk_size or (1 << 18 if mech.batched else 1 << 12)
+        self.chunk_size = chunk_size or (BATCHED_CHUNK_SIZE if mech.batched else SCALAR_CHUNK_SIZE)
         self.schema: Schema | None = None
         self.runs = np.zeros((len(inputs), 2), dtype=np.int64)
         self.backend = backend or ("threading" if mech.batched else "loky")
