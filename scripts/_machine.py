@@ -65,6 +65,11 @@ def _own_jiffies() -> int:
     return total
 
 
+def at_most(share: float) -> str:
+    """An upper bound on a CPU share in words: "< 1%" below half a percent, else "≤ 3%"."""
+    return "< 1%" if share < 0.005 else f"≤ {share:.0%}"
+
+
 class OtherLoad:
     """The share of the machine's CPU time that other processes took between `__enter__` and
     `__exit__` (`others`, 0–1 of all CPUs), and the share the hypervisor gave other guests

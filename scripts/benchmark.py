@@ -66,7 +66,7 @@ import dpverify
 from dpverify.options import OPTIONS
 from dpverify.pipeline.schedule import Schedule
 from dpverify.result import COUPLED, RATIO_TEST, TWO_BOUNDS, jsonable
-from _machine import OtherLoad, machine_meta
+from _machine import OtherLoad, at_most, machine_meta
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
 from mechanisms_under_test.dpsniper import CORRECT_DPSNIPER, DPSNIPER, TRUE_EPSILON_DPSNIPER
 from mechanisms_under_test.floating_point import (CORRECT_FLOATING, FLOATING,
@@ -350,7 +350,7 @@ def other_load(rows: list[dict]) -> str:
     if not shares:
         return ""
     share, name = max(shares)
-    return (f"; other processes took at most {share:.0%} of the CPU during a row ({name}; "
+    return (f"; other processes took {at_most(share)} of the CPU during any row ({name}; "
             "a busy machine buys fewer runs in a budget)")
 
 

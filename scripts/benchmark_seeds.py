@@ -17,6 +17,7 @@ import math
 import sys
 from pathlib import Path
 
+from _machine import at_most
 from benchmark import SLOWDOWN_LOSS, fmt, read_run, relative_change
 
 
@@ -85,7 +86,7 @@ def busiest(rows: dict) -> str:
     if not shares:
         return ""
     name = max(shares, key=shares.get)
-    return f", other processes ≤ {shares[name]:.0%} of the CPU ({name})"
+    return f", other processes {at_most(shares[name])} of the CPU ({name})"
 
 
 def machine(meta: dict, rows: dict) -> str:
