@@ -26,14 +26,24 @@ def test_a_busy_neighbour_shows_as_other_load():
     assert load.others >= 0.5 / os.cpu_count()
 
 
+# burns `s` seconds of its own CPU time (not wall time: a busy machine only makes it slower),
+# says so, then waits to be killed
+BURN = ("import sys, time\nwhile time.process_time() < {s}: pass\n"
+        "print('burnt', flush=True)\ntime.sleep(60)\n")
+
+
 def test_own_children_count_as_our_own_cpu():
     from _machine import _own_jiffies
     ticks_per_second = os.sysconf("SC_CLK_TCK")
     before = _own_jiffies()
-    child = subprocess.Popen([sys.executable, "-c", SPIN.format(s=1.0)])
-    time.sleep(0.8)
-    during = _own_jiffies()  # the live child is found in our tree
-    child.wait()
-    after = _own_jiffies()   # the reaped child is in our cutime
-    assert during - before >= 0.4 * ticks_per_second
+    child = subprocess.Popen([sys.executable, "-c", BURN.format(s=1.0)], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "burnt"
+        during = _own_jiffies()  # the live child is found in our tree
+    finally:
+        child.kill()
+        child.wait()
+    after = _own_jiffies()  # the reaped child is in our cutime
+    assert during - before >= 0.8 * ticks_per_second
     assert after - before >= 0.8 * ticks_per_second
