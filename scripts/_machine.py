@@ -32,11 +32,12 @@ def load_average():
 
 
 def _cpu_jiffies() -> tuple[int, int, int]:
-    """(busy, steal, total) clock ticks of all CPUs since boot, from /proc/stat (Linux only)."""
+    """(busy, steal, total) clock ticks of all CPUs since boot, from /proc/stat (Linux only);
+    busy counts this guest's own work, steal the time the hypervisor gave other guests."""
     with open("/proc/stat", encoding="ascii") as fh:
         fields = [int(x) for x in fh.readline().split()[1:]]
     user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
-    return user + nice + system + irq + softirq + steal, steal, sum(fields[:8])
+    return user + nice + system + irq + softirq, steal, sum(fields[:8])
 
 
 def _own_jiffies() -> int:
@@ -68,6 +69,14 @@ def _own_jiffies() -> int:
 def at_most(share: float) -> str:
     """An upper bound on a CPU share in words: "< 1%" below half a percent, else "≤ 3%"."""
     return "< 1%" if share < 0.005 else f"≤ {share:.0%}"
+
+
+def busiest_row(rows) -> tuple[float, str] | None:
+    """(share, mechanism) of the benchmark row during which other processes took most of the
+    CPU (`OtherLoad`), or None where no row recorded it."""
+    shares = [(r["other_cpu_share"], r["mechanism"]) for r in rows
+              if r.get("other_cpu_share") is not None]
+    return max(shares) if shares else None
 
 
 class OtherLoad:

@@ -66,7 +66,7 @@ import dpverify
 from dpverify.options import OPTIONS
 from dpverify.pipeline.schedule import Schedule
 from dpverify.result import COUPLED, RATIO_TEST, TWO_BOUNDS, jsonable
-from _machine import OtherLoad, at_most, machine_meta
+from _machine import OtherLoad, at_most, busiest_row, machine_meta
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
 from mechanisms_under_test.dpsniper import CORRECT_DPSNIPER, DPSNIPER, TRUE_EPSILON_DPSNIPER
 from mechanisms_under_test.floating_point import (CORRECT_FLOATING, FLOATING,
@@ -343,13 +343,12 @@ def budget_text(meta: dict) -> str:
 
 
 def other_load(rows: list[dict]) -> str:
-    """The most CPU other processes took during one row (`_machine.OtherLoad`), as a clause of
-    the machine sentence; "" for runs that did not record it."""
-    shares = [(r["other_cpu_share"], r["mechanism"]) for r in rows
-              if r.get("other_cpu_share") is not None]
-    if not shares:
+    """The most CPU other processes took during one row, as a clause of the machine sentence;
+    "" for runs that did not record it."""
+    busiest = busiest_row(rows)
+    if busiest is None:
         return ""
-    share, name = max(shares)
+    share, name = busiest
     return (f"; other processes took {at_most(share)} of the CPU during any row ({name}; "
             "a busy machine buys fewer runs in a budget)")
 

@@ -17,7 +17,7 @@ import math
 import sys
 from pathlib import Path
 
-from _machine import at_most
+from _machine import at_most, busiest_row
 from benchmark import SLOWDOWN_LOSS, fmt, read_run, relative_change
 
 
@@ -81,12 +81,11 @@ def table(runs: dict, slowed: dict) -> tuple[list[str], list[str]]:
 def busiest(rows: dict) -> str:
     """The row of a run during which other processes took most of the CPU, as text ("" for
     runs that did not record it)."""
-    shares = {n: r["other_cpu_share"] for n, r in rows.items()
-              if r.get("other_cpu_share") is not None}
-    if not shares:
+    found = busiest_row(rows.values())
+    if found is None:
         return ""
-    name = max(shares, key=shares.get)
-    return f", other processes {at_most(shares[name])} of the CPU ({name})"
+    share, name = found
+    return f", other processes {at_most(share)} of the CPU ({name})"
 
 
 def machine(meta: dict, rows: dict) -> str:

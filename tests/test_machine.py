@@ -47,3 +47,12 @@ def test_own_children_count_as_our_own_cpu():
     after = _own_jiffies()  # the reaped child is in our cutime
     assert during - before >= 0.8 * ticks_per_second
     assert after - before >= 0.8 * ticks_per_second
+
+
+def test_the_busiest_row_is_the_one_with_most_other_load():
+    from _machine import busiest_row
+    rows = [{"mechanism": "a", "other_cpu_share": 0.02}, {"mechanism": "b"},
+            {"mechanism": "c", "other_cpu_share": 0.31},
+            {"mechanism": "d", "other_cpu_share": None}]
+    assert busiest_row(rows) == (0.31, "c")
+    assert busiest_row([{"mechanism": "old run"}]) is None

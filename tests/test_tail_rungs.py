@@ -2,7 +2,7 @@
 (attacks.planning.tail_rungs; docs/method.md, "Choosing the events")."""
 import numpy as np
 
-from dpverify.attacks import Candidate, Coordinate, Tuning, retune, tail_rungs
+from dpverify.attacks import Candidate, Coordinate, Tuning, retune, tail_rungs, tuning_index
 from dpverify.attacks.planning import TAIL_RUNG_MIN_HITS, TAIL_RUNGS
 from dpverify.stats import ratio_epsilon_bound
 
@@ -90,6 +90,6 @@ def test_no_rungs_without_tuning_counts_or_hits_to_spare():
     assert tail_rungs(pick, n, 0.0, LEVEL / 2)  # the climbing tail of the first test
     # the same pick certified on an eighth of its tuning runs: every rarer threshold would
     # expect fewer than TAIL_RUNG_MIN_HITS hits under P there
-    k_pick = int(tuning.k_p[np.argmin(np.abs(tuning.thresholds - pick.threshold))])
+    k_pick = int(tuning.k_p[tuning_index(pick)])
     small = int(m * TAIL_RUNG_MIN_HITS / k_pick)
     assert tail_rungs(pick, small, 0.0, LEVEL / 2) == []

@@ -33,10 +33,9 @@ from .sampler import BACKENDS, BATCHED_CHUNK_SIZE, SCALAR_CHUNK_SIZE, RunSeconds
 from .shared import EachUse, SharedDraw, shared_draws
 
 __all__ = [
-    "BACKENDS", "BATCHED_CHUNK_SIZE", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY", "PAIR_SEARCH",
-    "PREFLIGHT", "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE", "SCALAR_CHUNK_SIZE",
-    "SEARCH", "TIMING",
-    "TUNING_STAGE_KEY",
+    "BACKENDS", "BATCHED_CHUNK_SIZE", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY",
+    "PAIR_SEARCH", "PREFLIGHT", "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE",
+    "SCALAR_CHUNK_SIZE", "SEARCH", "TIMING", "TUNING_STAGE_KEY",
     "ChunkSeconds", "ChunkTask", "EachUse", "RunSeconds", "Sampler", "SharedDraw",
     "check_chunks_differ", "check_uses_rng", "checked_search_samples", "describe_input",
     "describe_task", "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",
