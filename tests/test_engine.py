@@ -236,6 +236,38 @@ def test_tracked_candidates_are_distinct_score_families():
     assert len(same_events_merged(pool, data, most=4)) == 4
 
 
+def test_a_last_stage_does_not_spend_two_slots_on_one_event_at_one_ratio():
+    """SVT4's ⊥⁵⊤ is offered by several pairs at one ratio; its copies once took both of the
+    last stage's slots from ⊥⁹⊤, the better, rarer event (issue 28). A copy of a kept event on
+    another pair is skipped only when the tuning counts cannot tell its ratio apart."""
+    from dpverify.attacks import Candidate, Coordinate, Tuning
+    from dpverify.sampling.encoding import encode
+    from dpverify.pipeline.selection import distinct_bets
+
+    rng = np.random.default_rng(0)
+    data = {p: tuple(encode(rng.normal(size=(400, 2)), 400)[0] for _ in range(2))
+            for p in range(3)}
+    grid = np.array([0.0, 1.0])
+
+    def cand(pair, index, expected, k_p, k_q):
+        tuning = Tuning(grid, np.array([5000, k_p]), np.array([4000, k_q]), 10**6, 10**6)
+        return Candidate(pair, 0, Coordinate(index), 1, 1.0, expected, (1, 2, 1, 2),
+                         tuning=tuning)
+
+    best = cand(0, 0, 0.170, 2000, 1700)          # ln ratio 0.163 ± 0.033
+    same_event = cand(1, 0, 0.169, 2010, 1690)    # output[0] ≥ 1 again, on pair 1
+    rarer = cand(2, 1, 0.168, 500, 420)           # output[1] ≥ 1: another event
+    assert distinct_bets([best, same_event, rarer], data, 2) == [best, rarer]
+    # the same event at a ratio the counts tell apart is a bet of its own
+    other_ratio = cand(1, 0, 0.169, 2000, 1000)   # ln ratio 0.69
+    assert distinct_bets([best, other_ratio, rarer], data, 2) == [best, other_ratio]
+    # and without search outputs of both pairs nothing is merged
+    assert distinct_bets([best, same_event, rarer], {0: data[0]}, 2) == [best, same_event]
+    # the same score on another pair but another threshold is another event
+    moved = replace(same_event, threshold=-5.0)
+    assert distinct_bets([best, moved, rarer], data, 2) == [best, moved]
+
+
 def test_carried_candidates_retuned_onto_one_event_are_tracked_once():
     from dpverify.attacks import Candidate, Coordinate, Tuning
     from dpverify.pipeline.selection import distinct

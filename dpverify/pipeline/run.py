@@ -35,8 +35,8 @@ from .budget import CountingCost, TimeBudget, search_rows
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
-from .selection import (by_promise, carry_over, concentrate, distinct, hedged, last_stage_pairs,
-                        same_events_merged)
+from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
+                        last_stage_pairs, same_events_merged)
 from .settings import DEFAULT_SETTINGS, Settings
 
 
@@ -236,7 +236,8 @@ class AuditRun:
             carried = distinct(by_promise(carry_over(
                 self.tracked, self.schedule.final_size, self.request.delta, stage.level,
                 self.sampler.chunk_size)))
-            self.events = [replace(c, grid=None) for c in carried[:self.K]]
+            picked = distinct_bets(carried, self.search.data, self.K)
+            self.events = [replace(c, grid=None) for c in picked]
             self.tracked = []
             if stage.measuring and not stage.final_measurement:
                 return [replace(c, grid=c.tuning[0]) for c in carried[:self.settings.tracked]]

@@ -61,6 +61,50 @@ def hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Ca
     return distinct(turns)[:K]
 
 
+DUPLICATE_BET_Z = 2.0  # tuning log-ratios this many standard errors apart are two bets
+
+
+def tuning_log_ratio(cand: Candidate) -> float:
+    """ln((k_p/m_p)/(k_q/m_q)) at the candidate's threshold on its tuning counts (±inf or NaN
+    where a count is 0)."""
+    _, k_p, k_q, m_p, m_q, _ = cand.tuning
+    i = tuning_index(cand)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(k_p[i] / m_p) - np.log(k_q[i] / m_q))
+
+
+def duplicate_bet(c: Candidate, kept: Candidate, data: dict) -> bool:
+    """Whether `c` is `kept`'s event on another pair with a ratio the tuning counts cannot tell
+    apart: the two select the same search outputs of both pairs, under both inputs, and their
+    tuning log-ratios differ by less than DUPLICATE_BET_Z standard errors (the two errors
+    added). Symmetric pairs often offer one event at one ratio several times (SVT's ⊥ᵏ⊤ on
+    pairs that differ in the same number of answers); certifying it twice is one bet twice."""
+    if c.pair == kept.pair or c.tuning is None or kept.tuning is None:
+        return False
+    if not (c.pair in data and kept.pair in data):
+        return False
+    gap = abs(tuning_log_ratio(c) - tuning_log_ratio(kept))
+    spread = DUPLICATE_BET_Z * math.hypot(tuning_standard_error(c),
+                                          tuning_standard_error(kept))
+    if not gap < spread:  # also False for an undefined (NaN) gap
+        return False
+    return all(np.array_equal(c.hits(enc), kept.hits(enc))
+               for p in (c.pair, kept.pair) for enc in data[p])
+
+
+def distinct_bets(events: list[Candidate], data: dict, most: int) -> list[Candidate]:
+    """The first `most` events (best first) that are not `duplicate_bet`s of a kept one: a
+    last stage's K slots hedge across events, not across pairs offering the same event at the
+    same ratio. Judged on search data and tuning counts only, never on certifying counts."""
+    out = []
+    for c in events:
+        if len(out) == most:
+            break
+        if not any(duplicate_bet(c, k, data) for k in out):
+            out.append(c)
+    return out
+
+
 def _same_hits(c: Candidate, h, out: list, hits: list) -> bool:
     return any(o.pair == c.pair and o.direction == c.direction and oh is not None
                and all(np.array_equal(x, y) for x, y in zip(oh, h))
