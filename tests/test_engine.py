@@ -266,6 +266,9 @@ def test_a_last_stage_does_not_spend_two_slots_on_one_event_at_one_ratio():
     # the same score on another pair but another threshold is another event
     moved = replace(same_event, threshold=-5.0)
     assert distinct_bets([best, moved, rarer], data, 2) == [best, moved]
+    # outputs padded to another width on the other pair are not compared
+    wider = {**data, 1: tuple(encode(rng.normal(size=(400, 3)), 400)[0] for _ in range(2))}
+    assert distinct_bets([best, same_event, rarer], wider, 2) == [best, same_event]
 
 
 def test_carried_candidates_retuned_onto_one_event_are_tracked_once():

@@ -88,8 +88,10 @@ def duplicate_bet(c: Candidate, kept: Candidate, data: dict) -> bool:
                                           tuning_standard_error(kept))
     if not gap < spread:  # also False for an undefined (NaN) gap
         return False
-    return all(np.array_equal(c.hits(enc), kept.hits(enc))
-               for p in (c.pair, kept.pair) for enc in data[p])
+    outputs = [enc for p in (c.pair, kept.pair) for enc in data[p]]
+    if len({enc.X.shape[1:] for enc in outputs}) > 1:
+        return False  # variable-length outputs padded to other widths: not compared
+    return all(np.array_equal(c.hits(enc), kept.hits(enc)) for enc in outputs)
 
 
 def distinct_bets(events: list[Candidate], data: dict, most: int) -> list[Candidate]:
