@@ -37,7 +37,7 @@ from .linear import Coordinate, LinearScore, learn_coordinates, learn_linear_sco
 from .planning import (PAIRED_EXTRA_Z, PROMISE_SHRINK_Z, SEARCH_SHRINK_Z, TUNING_MIN_HITS,
                        TUNING_SHRINK_Z, ScoredModel, best_events, candidate_thresholds,
                        count_at_least, expected_bounds, pair_events, potentials, retune,
-                       score_selection, tail_rungs)
+                       score_selection, tail_rungs, tuning_log_ratio)
 from .ratios import (SMOOTHING, bin_index, log_ratio_by_value, lookup_log_ratio,
                      smoothed_log_ratio)
 
@@ -55,7 +55,7 @@ __all__ = [
     # events and their planning
     "Candidate", "Tuning", "ScoredModel", "score_selection", "best_events", "pair_events",
     "potentials", "candidate_thresholds", "count_at_least", "expected_bounds", "retune",
-    "tail_rungs", "curve_grid", "tuning_grid", "tuning_index",
+    "tail_rungs", "curve_grid", "tuning_grid", "tuning_index", "tuning_log_ratio",
     # constants
     "SMOOTHING", "MAX_COORDINATES", "MAX_SKELETONS", "FEW_KEYS", "FEW_COLUMN_VALUES",
     "FEW_OUTPUTS", "FLOAT_COORDINATES", "SEARCH_SHRINK_Z", "PROMISE_SHRINK_Z",

@@ -265,9 +265,9 @@ TAIL_RUNG_STEP = 2.5  # each rung expects this many times fewer hits under P tha
 TAIL_RUNG_MIN_HITS = 150  # ...and at least this many on the certifying sample
 
 
-def _log_ratio_and_variance(tuning: Tuning, i: int) -> tuple[float, float]:
-    """ln(k_p/k_q) at grid index i, with its variance: paired where the counts were paired,
-    else 1/k_p + 1/k_q."""
+def tuning_log_ratio(tuning: Tuning, i: int) -> tuple[float, float]:
+    """ln((k_p/m_p)/(k_q/m_q)) at grid index i, with its variance: paired where the counts were
+    paired, else 1/k_p + 1/k_q. Both counts must be positive."""
     k_p, k_q = float(tuning.k_p[i]), float(tuning.k_q[i])
     paired = tuning.variance is not None and tuning.m_p == tuning.m_q
     scale = tuning.m_q / tuning.m_p
@@ -296,7 +296,7 @@ def unresolved_climb(tuning: Tuning, i: int) -> bool:
     f = _nearest(k_p, (k_p >= 2 * k_p[i]) & (k_q > 0), TAIL_CLIMB_SPAN * k_p[i])
     if f is None:
         return False
-    (r_i, v_i), (r_f, v_f) = (_log_ratio_and_variance(tuning, j) for j in (i, f))
+    (r_i, v_i), (r_f, v_f) = (tuning_log_ratio(tuning, j) for j in (i, f))
     return bool(r_i - r_f > TAIL_CLIMB_Z * np.sqrt(v_i + v_f))
 
 

@@ -8,7 +8,7 @@ from itertools import zip_longest
 
 import numpy as np
 
-from ..attacks import Candidate, retune, tuning_index
+from ..attacks import Candidate, retune, tuning_index, tuning_log_ratio
 
 
 def by_promise(candidates: list[Candidate]) -> list[Candidate]:
@@ -64,15 +64,6 @@ def hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Ca
 DUPLICATE_BET_Z = 2.0  # tuning log-ratios this many standard errors apart are two bets
 
 
-def tuning_log_ratio(cand: Candidate) -> float:
-    """ln((k_p/m_p)/(k_q/m_q)) at the candidate's threshold on its tuning counts (±inf or NaN
-    where a count is 0)."""
-    _, k_p, k_q, m_p, m_q, _ = cand.tuning
-    i = tuning_index(cand)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.log(k_p[i] / m_p) - np.log(k_q[i] / m_q))
-
-
 def duplicate_bet(c: Candidate, kept: Candidate, data: dict) -> bool:
     """Whether `c` is `kept`'s event on another pair with a ratio the tuning counts cannot tell
     apart: the two select the same search outputs of both pairs, under both inputs, and their
@@ -83,10 +74,14 @@ def duplicate_bet(c: Candidate, kept: Candidate, data: dict) -> bool:
         return False
     if not (c.pair in data and kept.pair in data):
         return False
-    gap = abs(tuning_log_ratio(c) - tuning_log_ratio(kept))
-    spread = DUPLICATE_BET_Z * math.hypot(tuning_standard_error(c),
-                                          tuning_standard_error(kept))
-    if not gap < spread:  # also False for an undefined (NaN) gap
+    estimates = []
+    for x in (c, kept):
+        i = tuning_index(x)
+        if not (x.tuning.k_p[i] > 0 and x.tuning.k_q[i] > 0):
+            return False  # a ratio the tuning counts do not estimate
+        estimates.append(tuning_log_ratio(x.tuning, i))
+    (r_c, v_c), (r_kept, v_kept) = estimates
+    if not abs(r_c - r_kept) < DUPLICATE_BET_Z * math.sqrt(v_c + v_kept):
         return False
     outputs = [enc for p in (c.pair, kept.pair) for enc in data[p]]
     if len({enc.X.shape[1:] for enc in outputs}) > 1:
