@@ -326,6 +326,33 @@ def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch
         [c.expected_epsilon for c in stages[1].candidates]
 
 
+def test_a_pruned_pair_stays_pruned_when_a_tracked_candidate_of_it_ranks_first():
+    """Pruning frees a pair's search sample but keeps its `kept` count; a later prune whose
+    pool (tracked candidates included) ranks that pair first once re-activated it with an
+    empty sample, and the next search stage failed joining no chunks (svt4 at 2^25 samples,
+    stop_early=False)."""
+    from dpverify.attacks import Candidate, Coordinate
+    from dpverify.mechanism import as_mechanism
+    from dpverify.pipeline import Settings
+    from dpverify.pipeline.search import Search
+    from dpverify.sampling import Sampler
+
+    def cand(pair, potential):
+        return Candidate(pair, 0, Coordinate(0), 1, 0.0, 0.1, (1, 2, 1, 2), potential)
+
+    search = Search(3, floating_point=False, paired=True,
+                    settings=Settings(search_cap=1 << 11, active_pairs=1))
+    with Sampler(as_mechanism(laplace), [(0.0, 1.0), (0.0, 2.0), (1.0, 0.0)], 0,
+                 n_jobs=1) as sampler:
+        search.stage(sampler, 1, 1 << 11, 1 << 14, 0.0, 0.01, 2)  # every sample at its cap
+        search.prune([cand(0, 0.5), cand(1, 0.4), cand(2, 0.3)])
+        assert search.active == [0]
+        search.prune([cand(2, 0.9), cand(0, 0.5)])  # pair 2's sample is gone
+        assert search.active == [0]
+        chosen = search.stage(sampler, 2, 1 << 12, 1 << 14, 0.0, 0.01, 2)
+    assert set(chosen.data) == {0}
+
+
 # ---- common random numbers (certify.pilot; stats.coupled_epsilon_bound) ----
 
 def test_small_stages_keep_independent_samples():

@@ -139,9 +139,13 @@ class Search:
         return Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned))
 
     def prune(self, pool: list[Candidate]) -> None:
-        """Keep searching only the `active_pairs` pairs whose events promise most; free the
-        others' samples and models."""
-        self.active = most_promising_pairs(pool, self.settings.active_pairs) or self.active
+        """Keep searching only the `active_pairs` pairs, of those still searched, whose events
+        promise most; free the others' samples and models. A pair pruned before stays pruned
+        even where a tracked candidate of it ranks high: its sample is gone, while `kept`
+        still counts it."""
+        still_searched = [c for c in pool if c.pair in self.active]
+        self.active = (most_promising_pairs(still_searched, self.settings.active_pairs)
+                       or self.active)
         for p in set(range(len(self.kept))) - set(self.active):
             self.samples[p, 0], self.samples[p, 1] = [], []
             self.learned.pop(p, None)
