@@ -74,14 +74,12 @@ def duplicate_bet(c: Candidate, kept: Candidate, data: dict) -> bool:
         return False
     if not (c.pair in data and kept.pair in data):
         return False
-    estimates = []
-    for x in (c, kept):
-        i = tuning_index(x)
-        if not (x.tuning.k_p[i] > 0 and x.tuning.k_q[i] > 0):
-            return False  # a ratio the tuning counts do not estimate
-        estimates.append(tuning_log_ratio(x.tuning, i))
-    (r_c, v_c), (r_kept, v_kept) = estimates
-    if not abs(r_c - r_kept) < DUPLICATE_BET_Z * math.sqrt(v_c + v_kept):
+    spread = DUPLICATE_BET_Z * math.hypot(tuning_standard_error(c), tuning_standard_error(kept))
+    if not math.isfinite(spread):
+        return False  # a ratio the tuning counts do not estimate
+    gap = (tuning_log_ratio(c.tuning, tuning_index(c))[0]
+           - tuning_log_ratio(kept.tuning, tuning_index(kept))[0])
+    if not abs(gap) < spread:
         return False
     outputs = [enc for p in (c.pair, kept.pair) for enc in data[p]]
     if len({enc.X.shape[1:] for enc in outputs}) > 1:
@@ -155,13 +153,11 @@ def same_family(c: Candidate, order, kept: Candidate, kept_order) -> bool:
 
 def tuning_standard_error(cand: Candidate) -> float:
     """The standard error of the log-ratio estimate at the candidate's threshold on its tuning
-    counts: the paired one where they were counted in paired blocks, else sqrt(1/k_p + 1/k_q)
-    (inf where one count is 0)."""
-    _, k_p, k_q, _, _, variance = cand.tuning
+    counts (`attacks.tuning_log_ratio`; inf where one count is 0)."""
     i = tuning_index(cand)
-    if not (k_p[i] > 0 and k_q[i] > 0):
+    if not (cand.tuning.k_p[i] > 0 and cand.tuning.k_q[i] > 0):
         return math.inf
-    return math.sqrt(variance[i] if variance is not None else 1 / k_p[i] + 1 / k_q[i])
+    return math.sqrt(tuning_log_ratio(cand.tuning, i)[1])
 
 
 def concentrate(events: list[Candidate], n: int, delta: float, level_alone: float,
