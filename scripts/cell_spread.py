@@ -7,7 +7,7 @@ What is measured
     the row `--repeats` times at its committed budget (its `budget_seconds` in the committed
     benchmark.json of that seed) and as often at that budget / `--slowdown`, alternating the two
     so that a drifting machine slows both alike, and records each run's bound, its stage sizes
-    and the event it certified. At the benchmark's per-row confidence (0.9 over 22 rows).
+    and the event it certified. At the per-row confidence the committed run recorded.
 
 Why
     The seeds table (scripts/benchmark_seeds.py) checks a 10% bar on one committed and one
@@ -32,10 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmark import (SLOWDOWN_LOSS, audit_row, fmt, numpy_reference_seconds, read_run,
-                       registry, relative_change, row_confidence)
+                       registry, relative_change)
 from _machine import OtherLoad, machine_meta
-
-TABLE_ROWS = 22  # the benchmark's rows: its per-row confidence is 1 − 0.1/22
 
 
 def parse_cell(text: str) -> tuple[str, int]:
@@ -46,15 +44,17 @@ def parse_cell(text: str) -> tuple[str, int]:
     return name, int(seed)
 
 
-def committed_budgets_by_seed(run_dirs) -> dict:
-    """{seed: {mechanism: budget seconds}} from benchmark runs at the committed budget."""
+def committed_runs_by_seed(run_dirs) -> dict:
+    """{seed: ({mechanism: budget seconds}, per-row confidence)} from benchmark runs at the
+    committed budget."""
     out = {}
     for d in run_dirs:
         rows, meta = read_run(Path(d) / "benchmark.json")
         if meta.get("slowdown", 1.0) != 1.0:
             raise SystemExit(f"{d} was made with --slowdown {meta['slowdown']:g}: give runs at "
                              "the committed budget")
-        out[meta["seed"]] = {r["mechanism"]: r["budget_seconds"] for r in rows}
+        out[meta["seed"]] = ({r["mechanism"]: r["budget_seconds"] for r in rows},
+                             meta["row_confidence"])
     return out
 
 
@@ -67,9 +67,11 @@ def share_losing(committed: list[float], slowed: list[float], bar: float = SLOWD
     return sum(relative_change(c, s) < -bar for c, s in pairs) / len(pairs)
 
 
-def run_cell(name: str, seed: int, budget: float, slowdown: float, repeats: int) -> dict:
+def run_cell(name: str, seed: int, budget: float, level: float, slowdown: float,
+             repeats: int) -> dict:
+    """`repeats` runs of the row at `budget` seconds and as many at budget / `slowdown`,
+    alternating, each certified at confidence `level`."""
     mechs, truth, correct = registry()
-    level = row_confidence(0.9, TABLE_ROWS)
     runs = {"committed": [], "slowed": []}
     for _ in range(repeats):
         for kind, seconds in (("committed", budget), ("slowed", budget / slowdown)):
@@ -129,9 +131,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1 or not args.slowdown >= 1.0:
         parser.error("--repeats must be at least 1 and --slowdown at least 1")
-    budgets = committed_budgets_by_seed(args.committed)
+    committed = committed_runs_by_seed(args.committed)
     for name, seed in args.cells:
-        if name not in budgets.get(seed, {}):
+        if name not in committed.get(seed, ({},))[0]:
             parser.error(f"no committed run of seed {seed} with a row {name!r} in "
                          f"{args.committed}")
     meta = {**machine_meta(), "slowdown": args.slowdown, "repeats": args.repeats,
@@ -139,7 +141,8 @@ def main(argv=None) -> int:
             "command": "python scripts/cell_spread.py " + " ".join(sys.argv[1:])}
     started, cells = time.perf_counter(), []
     for name, seed in args.cells:
-        cells.append(run_cell(name, seed, budgets[seed][name], args.slowdown, args.repeats))
+        budgets, level = committed[seed]
+        cells.append(run_cell(name, seed, budgets[name], level, args.slowdown, args.repeats))
     meta["total_seconds"] = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cell_spread.json").write_text(json.dumps({"meta": meta, "cells": cells},
