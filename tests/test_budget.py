@@ -51,6 +51,20 @@ def test_a_tuning_stage_that_does_not_fit_shrinks_with_the_time_left():
     assert shrunk_stage_size(9.0, 0.0, 0.0, 4000, 1000, 4) is None
 
 
+def test_the_shrink_decision_uses_the_last_stage_rate_measured_on_a_pilot():
+    # a tuning pass of 1000 runs took 1 s (1 ms a run); projected from it, a last stage costs
+    # 1 ms a run too, so with 9 s left a stage of t runs and a last stage of 4t need 5 ms per
+    # t: 1800 runs, under twice the stage before (2000), and the stage becomes the last. A
+    # pilot that times the last stage's events at 0.5 ms a run buys a 3000-run stage instead.
+    budget = TimeBudget(100.0, time.perf_counter() - 91.0)
+    budget.counting = CountingCost(1000, 1, 2, 1.0, 0.5, 0.5)
+    assert budget.shrunk_size(4000, 1000, 4, 1, 2) is None
+    shrunk = budget.shrunk_size(4000, 1000, 4, 1, 2, measured=0.5e-3)
+    assert shrunk is not None and 2900 <= shrunk <= 3000   # the clock ran on a little
+    # a failed pilot (no rate) falls back to the projection
+    assert budget.shrunk_size(4000, 1000, 4, 1, 2, measured=None) is None
+
+
 def test_search_stops_learning_once_its_share_of_the_budget_is_spent():
     budget = TimeBudget(10.0, time.perf_counter() - 3.0)
     assert not budget.search_spent()           # 3 s of 10: search may go on
@@ -86,7 +100,7 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
             return planned
         return None
 
-    def shrink(self, planned, previous, growth, *rest):
+    def shrink(self, planned, previous, growth, *rest, measured=None):
         asked.append((planned, previous, growth))
         return 6000
 
@@ -103,6 +117,29 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
     assert 0.5 < r.epsilon_lower_bound <= 1.0
 
 
+def test_the_shrink_decision_is_given_a_measured_last_stage_rate(monkeypatch):
+    # the pipeline times the tracked candidates on a pilot before it decides whether a tuning
+    # stage shrinks (docs/method.md, "Time budgets"), so the decision sees a positive rate
+    rates = []
+
+    def end_at_stage_three(self, planned, next_planned, *projections, cap=None):
+        if planned == 1 << 14:
+            self.ceiling = 24000
+            return planned
+        return None
+
+    def shrink(self, planned, previous, growth, last_pairs, last_events, measured=None):
+        rates.append(measured)
+        return 6000
+
+    monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
+    monkeypatch.setattr(TimeBudget, "shrunk_size", shrink)
+    converges_early = Settings(prune_after_stage=2, search_precision=0.1)
+    audit_with_settings(make_laplace(1.0), converges_early, seconds=60.0, stop_early=False,
+                        samples=1 << 20, n_jobs=1, seed=3)
+    assert len(rates) == 1 and rates[0] is not None and 0 < rates[0] < 1e-3
+
+
 def _tuning_stage_seeds(monkeypatch, watch, shrink_to):
     """One measurement audit whose search converges at stage 2, with stage 3 (2^14 runs) a
     tuning stage, shrunk to `shrink_to` runs by a stand-in clock (None: run as planned);
@@ -114,7 +151,7 @@ def _tuning_stage_seeds(monkeypatch, watch, shrink_to):
         return None
 
     monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
-    monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args: shrink_to)
+    monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args, **kw: shrink_to)
     seeds = watch(3)
     converges_early = Settings(prune_after_stage=2, search_precision=0.1)
     r = audit_with_settings(make_laplace(1.0), converges_early, seconds=60.0, stop_early=False,
@@ -372,7 +409,7 @@ def test_runs_whose_last_stage_the_budget_decides_keep_the_false_alarm_rate(monk
         return 6000 if planned == 1 << 14 else None
 
     monkeypatch.setattr(TimeBudget, "last_size", end_at_stage_three)
-    monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args: 3000)
+    monkeypatch.setattr(TimeBudget, "shrunk_size", lambda self, *args, **kw: 3000)
     mech = make_laplace(1.0)
     ended = [dpverify.audit(mech, seconds=60.0, stop_early=False, samples=1 << 20, n_jobs=1,
                             seed=s) for s in range(100)]

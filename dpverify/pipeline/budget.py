@@ -207,16 +207,18 @@ class TimeBudget:
         return size
 
     def shrunk_size(self, planned: int, previous: int, growth: int, last_pairs: int,
-                    last_events: int) -> int | None:
+                    last_events: int, measured: float | None = None) -> int | None:
         """After `last_size` ended the run at a tuning stage of `planned` runs (the stage before
         had `previous`): the smaller size at which it may still run with a last stage `growth`×
-        larger after it (`shrunk_stage_size`), else None."""
+        larger after it (`shrunk_stage_size`), else None. `measured`: the last stage's seconds
+        per run per input timed on a pilot of its likely events; without it, projected from the
+        stage before."""
         if self.counting is None:
             return None
-        return shrunk_stage_size(
-            self.remaining(), self.counting.per_run,
-            self.counting.seconds_per_run(last_pairs, last_events, grids=False), planned,
-            previous, growth)
+        last_rate = (measured if measured is not None and measured > 0
+                     else self.counting.seconds_per_run(last_pairs, last_events, grids=False))
+        return shrunk_stage_size(self.remaining(), self.counting.per_run, last_rate, planned,
+                                 previous, growth)
 
     def search_spent(self, after: float = 0.0) -> bool:
         """Whether SEARCH_SHARE of the budget is spent (`after` seconds from now): search then

@@ -179,7 +179,8 @@ class AuditRun:
         # still learns would pay for a search again at the last stage
         tunes = j >= 2 and bool(self.tracked) and search_now == (0, 0)
         shrunk = (budget.shrunk_size(sizes[j - 1], sizes[j - 2], self.settings.growth, pairs,
-                                     self.K) if tunes else None)
+                                     self.K, measured=self._time_last_events(sizes[j]))
+                  if tunes else None)
         if shrunk is not None:
             search.frozen = True
             self.schedule.shrink_at(j, shrunk, self.settings.growth * shrunk)
@@ -187,6 +188,17 @@ class AuditRun:
             self.schedule.end_at(j, last)
             self._skip_last_search(search_now)
         self.bar.n_stages = len(self.schedule)
+
+    def _time_last_events(self, planned: int) -> float | None:
+        """Seconds per run per input of counting the K leading tracked candidates as a last
+        stage counts its events (no grids), timed on a pilot of one chunk drawn under the last
+        stage's key and discarded: the shrink decision's last-stage rate, which a projection
+        from a tuning pass that counted grids on more pairs overstates (docs/results.md,
+        "Slower machines")."""
+        events = [replace(c, grid=None) for c in self.tracked[:self.K]]
+        seconds, _ = pilot(self.sampler, events, LAST_STAGE_KEY, planned, self.request.delta,
+                           self.sampler.chunk_size, self.shared_seeds)
+        return seconds
 
     def _search_rows(self, j: int) -> tuple:
         """(pairs, rows) stage j's search and the next one's would learn (`search_rows`)."""
