@@ -193,8 +193,8 @@ class AuditRun:
         """Seconds per run per input of counting the K leading tracked candidates as a last
         stage counts its events (no grids), timed on a pilot of one chunk drawn under the last
         stage's key and discarded: the shrink decision's last-stage rate, which a projection
-        from a tuning pass that counted grids on more pairs overstates (docs/results.md,
-        "Slower machines")."""
+        from a tuning pass that counted grids on more pairs overstates (docs/method.md,
+        "Time budgets")."""
         events = [replace(c, grid=None) for c in self.tracked[:self.K]]
         seconds, _ = pilot(self.sampler, events, LAST_STAGE_KEY, planned, self.request.delta,
                            self.sampler.chunk_size, self.shared_seeds)
