@@ -92,8 +92,8 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
     # Search converges at stage 2 (a loose precision, pruning from stage 2). The stand-in clock
     # ends the run at stage 3 (2^14 runs planned); it is a tuning stage, so it shrinks to 6000
     # runs and a last stage of at most 24000 follows, with all of α. The decision is given the
-    # last stage's rate as a pilot of the tracked events measured it (docs/method.md, "Time
-    # budgets").
+    # last stage's rate as a pilot of the tracked events measured it
+    # (docs/method.md, "Time budgets").
     asked, rates = [], []
 
     def end_at_stage_three(self, planned, next_planned, *projections, cap=None):
