@@ -61,8 +61,8 @@ def test_the_shrink_decision_uses_the_last_stage_rate_measured_on_a_pilot():
     assert budget.shrunk_size(4000, 1000, 4, 1, 2) is None
     shrunk = budget.shrunk_size(4000, 1000, 4, 1, 2, measured=0.5e-3)
     assert shrunk is not None and 2900 <= shrunk <= 3000   # the clock ran on a little
-    # a failed pilot (no rate) falls back to the projection
-    assert budget.shrunk_size(4000, 1000, 4, 1, 2, measured=None) is None
+    # a pilot that timed nothing (a zero rate) falls back to the projection
+    assert budget.shrunk_size(4000, 1000, 4, 1, 2, measured=0.0) is None
 
 
 def test_search_stops_learning_once_its_share_of_the_budget_is_spent():
