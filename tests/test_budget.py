@@ -12,7 +12,7 @@ from dpverify.sampling.checks import SPREAD_SINGLES
 from dpverify import InvalidClaimError
 from dpverify.pipeline import Settings, audit_with_settings
 from dpverify.pipeline.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
-                                      search_rows, shrunk_stage_size)
+                                      least_tuning_stage, search_rows, shrunk_stage_size)
 from dpverify.result import COUPLED
 from dpverify.sampling import CERTIFY, LAST_STAGE_KEY, SEARCH, TIMING, Sampler
 from mechanisms_under_test.basic import make_laplace
@@ -44,25 +44,36 @@ def test_a_tuning_stage_that_does_not_fit_shrinks_with_the_time_left():
     # time left, so 10% less time costs both stages 10% of their runs
     sizes = [shrunk_stage_size(r, 1e-3, 0.5e-3, 4000, 1000, 4) for r in (9.0, 8.1, 6.0)]
     assert sizes == [3000, 2700, 2000]
-    # never above the plan; None (the stage becomes the last) below twice the stage before's
+    # never above the plan; None (the stage becomes the last) below the least size given
     assert shrunk_stage_size(60.0, 1e-3, 0.5e-3, 4000, 1000, 4) == 4000
-    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
+    assert shrunk_stage_size(2.9, 1e-3, 0.5e-3, 4000, 1000, 4) is None
+    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, 2000, 4) is None
     assert shrunk_stage_size(-1.0, 1e-3, 0.5e-3, 4000, 1000, 4) is None
     assert shrunk_stage_size(9.0, 0.0, 0.0, 4000, 1000, 4) is None
+
+
+def test_a_tuning_stage_no_larger_than_the_one_before_runs_only_where_tuning_holds_the_pick():
+    # pooled with the stages before, a stage of `previous` runs doubles the tuning sample: worth
+    # it where the pick's ratio climbs beyond what the counts resolve, not on a plateau
+    assert least_tuning_stage(1000, resolution_limited=True) == 1000
+    assert least_tuning_stage(1000, resolution_limited=False) == 2000
+    # 5.9 s at 3 ms per tuning run buy 1966 runs after a 1000-run stage
+    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, least_tuning_stage(1000, True), 4) == 1966
+    assert shrunk_stage_size(5.9, 1e-3, 0.5e-3, 4000, least_tuning_stage(1000, False), 4) is None
 
 
 def test_the_shrink_decision_uses_the_last_stage_rate_measured_on_a_pilot():
     # a tuning pass of 1000 runs took 1 s (1 ms a run); projected from it, a last stage costs
     # 1 ms a run too, so with 9 s left a stage of t runs and a last stage of 4t need 5 ms per
-    # t: 1800 runs, under twice the stage before (2000), and the stage becomes the last. A
-    # pilot that times the last stage's events at 0.5 ms a run buys a 3000-run stage instead.
+    # t: 1800 runs, under the least worth running (2000 here), and the stage becomes the last.
+    # A pilot that times the last stage's events at 0.5 ms a run buys a 3000-run stage instead.
     budget = TimeBudget(100.0, time.perf_counter() - 91.0)
     budget.counting = CountingCost(1000, 1, 2, 1.0, 0.5, 0.5)
-    assert budget.shrunk_size(4000, 1000, 4, 1, 2) is None
-    shrunk = budget.shrunk_size(4000, 1000, 4, 1, 2, measured=0.5e-3)
+    assert budget.shrunk_size(4000, 2000, 4, 1, 2) is None
+    shrunk = budget.shrunk_size(4000, 2000, 4, 1, 2, measured=0.5e-3)
     assert shrunk is not None and 2900 <= shrunk <= 3000   # the clock ran on a little
     # a pilot that timed nothing (a zero rate) falls back to the projection
-    assert budget.shrunk_size(4000, 1000, 4, 1, 2, measured=0.0) is None
+    assert budget.shrunk_size(4000, 2000, 4, 1, 2, measured=0.0) is None
 
 
 def test_search_stops_learning_once_its_share_of_the_budget_is_spent():
@@ -102,8 +113,8 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
             return planned
         return None
 
-    def shrink(self, planned, previous, growth, *rest, measured=None):
-        asked.append((planned, previous, growth))
+    def shrink(self, planned, least, growth, *rest, measured=None):
+        asked.append((planned, least, growth))
         rates.append(measured)
         return 6000
 
@@ -112,7 +123,9 @@ def test_a_shrunk_tuning_stage_tunes_and_the_stage_after_it_certifies(monkeypatc
     converges_early = Settings(prune_after_stage=2, search_precision=0.1)
     r = audit_with_settings(make_laplace(1.0), converges_early, seconds=60.0, stop_early=False,
                             samples=1 << 20, n_jobs=1, seed=3)
-    assert asked == [(1 << 14, 1 << 12, 4)]
+    # the least size worth running: Laplace's log-ratio is flat in its tail, so tuning does not
+    # hold its pick and a shrunk stage must reach twice the stage before's 2^12 runs
+    assert asked == [(1 << 14, 1 << 13, 4)]
     assert rates[0] is not None and 0 < rates[0] < 1e-3   # seconds per run per input
     assert [s.samples_per_side for s in r.stages] == [1 << 10, 1 << 12, 6000, 24000]
     assert [s.alpha for s in r.stages] == [0.0, 0.0, 0.0, pytest.approx(1 - r.confidence)]

@@ -20,8 +20,8 @@ TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are t
 
 
 class Tuning(NamedTuple):
-    """A tracked candidate's threshold grid counted on a fresh sample: k_p of m_p draws under P
-    and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
+    """A tracked candidate's threshold grid counted on fresh samples (the stages that counted
+    it, `pooled_tuning`): k_p of m_p draws under P and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
     blocks (common random numbers), the paired variance of each threshold's log-ratio estimate
     (stats.paired_variance_from_blocks), else None (independent samples)."""
 
@@ -31,6 +31,40 @@ class Tuning(NamedTuple):
     m_p: int
     m_q: int
     variance: np.ndarray | None = None
+
+
+def pooled_tuning(earlier: Tuning | None, fresh: Tuning) -> Tuning:
+    """A grid's counts over all the tuning samples it was counted on: `fresh`, the latest
+    stage's, plus `earlier`, the sum of the stages before it, where both counted the same
+    thresholds the same way (both in paired blocks, or both independently). Every one of those
+    samples was drawn before the stages that certify the events they tune, so pooling keeps the
+    certificates sound (docs/method.md, "Time budgets"). A paired sample is not pooled with an
+    independent one: the independent counts' noise would outweigh the pairing's gain (with a
+    fifth of the hits they add about a fifth of 1/k_p + 1/k_q, several times a paired
+    variance), so the fresh counts are kept alone."""
+    if (earlier is None or not np.array_equal(earlier.thresholds, fresh.thresholds)
+            or (earlier.variance is None) != (fresh.variance is None)):
+        return fresh
+    k_p = np.asarray(earlier.k_p) + np.asarray(fresh.k_p)
+    k_q = np.asarray(earlier.k_q) + np.asarray(fresh.k_q)
+    variance = (None if fresh.variance is None
+                else pooled_paired_variance(earlier, fresh, k_p, k_q))
+    return Tuning(fresh.thresholds, k_p, k_q, earlier.m_p + fresh.m_p, earlier.m_q + fresh.m_q,
+                  variance)
+
+
+def pooled_paired_variance(earlier: Tuning, fresh: Tuning, k_p, k_q) -> np.ndarray:
+    """Var ln(K_p/K_q) of pooled paired counts K = k_earlier + k_fresh, by the delta method:
+    the samples are independent of each other, so each adds its own paired variance times the
+    square of its share w of the hits (w²·v); a sample without a hit at a threshold adds
+    nothing there. Inf where the pooled counts lack a hit under either input."""
+    K_p, K_q = np.maximum(k_p, 1), np.maximum(k_q, 1)
+    total = np.zeros(np.shape(k_p), dtype=float)
+    for part in (earlier, fresh):
+        w = (np.asarray(part.k_p) / K_p + np.asarray(part.k_q) / K_q) / 2
+        with np.errstate(invalid="ignore"):
+            total += np.where(w > 0, w ** 2 * np.asarray(part.variance, dtype=float), 0.0)
+    return np.where((k_p > 0) & (k_q > 0), total, np.inf)
 
 
 @dataclass

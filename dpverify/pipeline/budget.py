@@ -89,21 +89,32 @@ def last_stage_size(remaining: float, search_this: float, search_last: float,
 
 
 def shrunk_stage_size(remaining: float, seconds_per_run: float, last_seconds_per_run: float,
-                      planned: int, previous: int, growth: int) -> int | None:
+                      planned: int, least: int, growth: int) -> int | None:
     """When a tuning stage of `planned` runs (one that counts tracked grids, its search done)
     and a last stage `growth`× larger do not both fit in `remaining` seconds: the size t at which
     it still runs, with a last stage of `growth`·t runs after it, counting at `seconds_per_run`
-    and `last_seconds_per_run`; at most `planned`, and None when t would not reach twice the
-    `previous` stage's size, too few new runs to repay a stage (it then becomes the last).
+    and `last_seconds_per_run`; at most `planned`, and None when t would not reach `least`
+    (`least_tuning_stage`), too few new runs to repay a stage (it then becomes the last).
     The size shrinks continuously with the time left, so a slower machine loses runs of both
     stages in proportion instead of a whole tuning stage (docs/method.md, "Time budgets")."""
     per_run = seconds_per_run + growth * last_seconds_per_run
     if per_run <= 0 or remaining <= 0:
         return None
     t = remaining / per_run
-    if not (math.isfinite(t) and t >= 2 * previous):
+    if not (math.isfinite(t) and t >= least):
         return None
     return int(min(t, planned))
+
+
+def least_tuning_stage(previous: int, resolution_limited: bool) -> int:
+    """The fewest runs a shrunk tuning stage must have to repay its cost, after a stage of
+    `previous` runs. Its counts are added to those of the stages before (`pooled_tuning`), so
+    `previous` runs at least double the tuning sample, and that repays where the leading pick
+    is held by the tuning sample's resolution (`resolution_limited`: its ratio still climbs
+    into a tail the counts cannot rank, `attacks.planning.unresolved_climb`). Where it is not
+    (a plateau, a discrete event) more tuning rarely moves the pick and the runs are worth more
+    to the last stage: twice `previous` (docs/method.md, "Time budgets")."""
+    return previous if resolution_limited else 2 * previous
 
 
 def search_rows(kept: dict, cap: int, sizes: tuple) -> tuple:
@@ -206,19 +217,19 @@ class TimeBudget:
             self.ceiling = max(next_planned, cap or 0)
         return size
 
-    def shrunk_size(self, planned: int, previous: int, growth: int, last_pairs: int,
+    def shrunk_size(self, planned: int, least: int, growth: int, last_pairs: int,
                     last_events: int, measured: float | None = None) -> int | None:
-        """After `last_size` ended the run at a tuning stage of `planned` runs (the stage before
-        had `previous`): the smaller size at which it may still run with a last stage `growth`×
-        larger after it (`shrunk_stage_size`), else None. `measured`: the last stage's seconds
-        per run per input timed on a pilot of its likely events; without it, projected from the
-        stage before."""
+        """After `last_size` ended the run at a tuning stage of `planned` runs: the smaller size,
+        at least `least` (`least_tuning_stage`), at which it may still run with a last stage
+        `growth`× larger after it (`shrunk_stage_size`), else None. `measured`: the last
+        stage's seconds per run per input timed on a pilot of its likely events; without it,
+        projected from the stage before."""
         if self.counting is None:
             return None
         last_rate = (measured if measured is not None and measured > 0
                      else self.counting.seconds_per_run(last_pairs, last_events, grids=False))
         return shrunk_stage_size(self.remaining(), self.counting.per_run, last_rate, planned,
-                                 previous, growth)
+                                 least, growth)
 
     def search_spent(self, after: float = 0.0) -> bool:
         """Whether SEARCH_SHARE of the budget is spent (`after` seconds from now): search then

@@ -19,8 +19,9 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
-from ..attacks import Candidate, Tuning, curve_grid, tail_rungs, tuning_grid
-from ..attacks.planning import TAIL_RUNGS
+from ..attacks import (Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid,
+                       tuning_index)
+from ..attacks.planning import TAIL_RUNGS, unresolved_climb
 from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
                        pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
@@ -31,7 +32,7 @@ from ..result import AuditResult, StageSummary, Witness
 from ..sampling import LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, check_uses_rng
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
-from .budget import CountingCost, TimeBudget, search_rows
+from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
@@ -178,7 +179,8 @@ class AuditRun:
         # or its samples complete, so it would only re-rank the same models); a stage that
         # still learns would pay for a search again at the last stage
         tunes = j >= 2 and bool(self.tracked) and search_now == (0, 0)
-        shrunk = (budget.shrunk_size(sizes[j - 1], sizes[j - 2], self.settings.growth, pairs,
+        least = least_tuning_stage(sizes[j - 2], self._pick_held_by_tuning()) if tunes else 0
+        shrunk = (budget.shrunk_size(sizes[j - 1], least, self.settings.growth, pairs,
                                      self.K, measured=self._time_last_events(sizes[j]))
                   if tunes else None)
         if shrunk is not None:
@@ -188,6 +190,15 @@ class AuditRun:
             self.schedule.end_at(j, last)
             self._skip_last_search(search_now)
         self.bar.n_stages = len(self.schedule)
+
+    def _pick_held_by_tuning(self) -> bool:
+        """Whether a leading tracked event's threshold, re-chosen for the planned last stage on
+        the tuning counts so far, is held by their resolution (`unresolved_climb`): then more
+        tuning runs repay even a stage no larger than the one before (`least_tuning_stage`)."""
+        carried = by_promise(carry_over(self.tracked, self.schedule.final_size,
+                                        self.request.delta, self.schedule.final_level,
+                                        self.sampler.chunk_size))
+        return any(unresolved_climb(c.tuning, tuning_index(c)) for c in carried[:self.K])
 
     def _time_last_events(self, planned: int) -> float | None:
         """Seconds per run per input of counting the K leading tracked candidates as a last
@@ -403,7 +414,8 @@ class AuditRun:
     @staticmethod
     def _tuned(cand: Candidate, cs: list, i: int, counted) -> Candidate:
         """A tracked candidate with its grid counts (and their paired variance, where they were
-        counted in paired blocks)."""
+        counted in paired blocks), added to those of the stages before that counted the same
+        grid (`pooled_tuning`)."""
         key, other = (cand.pair, cand.direction), (cand.pair, 1 - cand.direction)
         g_p, g_q = grid_slice(cs, i, counted.counts[key], counted.counts[other])
         # outputs the grids saw under each input (the counts' last entry)
@@ -412,7 +424,8 @@ class AuditRun:
         if key in counted.blocks:
             b_p, b_q = grid_slice(cs, i, counted.blocks[key].T, counted.blocks[other].T)
             variance = paired_variance_from_blocks(b_p.T, b_q.T)
-        return replace(cand, grid=None, tuning=Tuning(cand.grid, g_p, g_q, m_p, m_q, variance))
+        fresh = Tuning(cand.grid, g_p, g_q, m_p, m_q, variance)
+        return replace(cand, grid=None, tuning=pooled_tuning(cand.tuning, fresh))
 
     def _certify(self, stage: StagePlan, plan: StageEvents, counted, cs, i) -> Witness:
         """Event i of its pair's list, certified; kept as the best witness if it is."""

@@ -40,12 +40,12 @@ def distinct(candidates: list[Candidate]) -> list[Candidate]:
 
 def carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
                chunk_size: int = 0) -> list[Candidate]:
-    """Candidates tracked on the previous stage's certifying sample, with thresholds re-chosen on
-    those counts for this stage's size n. That sample is independent of this stage's certifying
-    sample, so it can choose this stage's events; being fresh, it is free of the selection bias
-    of the data the model was fitted on. Where it was drawn in paired blocks, thresholds are
-    planned on paired standard errors (`retune`; `chunk_size` sets the coupled certificate's
-    blocks)."""
+    """Candidates tracked on the stages before this one, with thresholds re-chosen on their
+    counts (pooled over those stages, `attacks.pooled_tuning`) for this stage's size n. Those
+    samples are independent of this stage's certifying sample, so they can choose this stage's
+    events; being fresh, they are free of the selection bias of the data the model was fitted
+    on. Where they were drawn in paired blocks, thresholds are planned on paired standard
+    errors (`retune`; `chunk_size` sets the coupled certificate's blocks)."""
     return [retune(c, c.tuning, n, delta, level, chunk_size) for c in tracked]
 
 
