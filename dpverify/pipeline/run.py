@@ -19,9 +19,8 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
-from ..attacks import (Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid,
-                       tuning_index)
-from ..attacks.planning import TAIL_RUNGS, unresolved_climb
+from ..attacks import Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
+from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
                        pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
@@ -37,7 +36,7 @@ from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
-                        last_stage_pairs, same_events_merged)
+                        last_stage_pairs, same_events_merged, tuning_holds_pick)
 from .settings import DEFAULT_SETTINGS, Settings
 
 
@@ -155,9 +154,11 @@ class AuditRun:
         stage and a stage 4× larger are not projected to fit (`TimeBudget.last_size`), a tuning
         stage shrinks to the size at which it and a last stage 4× larger still fit
         (`TimeBudget.shrunk_size`); a stage that still searches, or one that would shrink below
-        twice the stage before, becomes the last. The plan's own last stage, reached with every
-        stage before it run as planned, gets what the time left buys, at most its plan. Sizes
-        depend on the clock only, never on certifying counts (docs/method.md, "Time budgets")."""
+        the least size that repays it (`least_tuning_stage`), becomes the last. The plan's own
+        last stage, reached with every stage before it run as planned, gets what the time left
+        buys, at most its plan. Sizes depend on the clock and on the tuning counts of stages
+        already run, never on the counts that certify a stage's events (docs/method.md, "Time
+        budgets")."""
         budget, search, sizes = self.budget, self.search, self.schedule.sizes
         if budget is None:
             return
@@ -195,10 +196,8 @@ class AuditRun:
         """Whether a leading tracked event's threshold, re-chosen for the planned last stage on
         the tuning counts so far, is held by their resolution (`unresolved_climb`): then more
         tuning runs repay even a stage no larger than the one before (`least_tuning_stage`)."""
-        carried = by_promise(carry_over(self.tracked, self.schedule.final_size,
-                                        self.request.delta, self.schedule.final_level,
-                                        self.sampler.chunk_size))
-        return any(unresolved_climb(c.tuning, tuning_index(c)) for c in carried[:self.K])
+        return tuning_holds_pick(self.tracked, self.schedule.final_size, self.request.delta,
+                                 self.schedule.final_level, self.sampler.chunk_size, self.K)
 
     def _time_last_events(self, planned: int) -> float | None:
         """Seconds per run per input of counting the K leading tracked candidates as a last

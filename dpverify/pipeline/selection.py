@@ -9,6 +9,7 @@ from itertools import zip_longest
 import numpy as np
 
 from ..attacks import Candidate, retune, tuning_index, tuning_log_ratio
+from ..attacks.planning import unresolved_climb
 
 
 def by_promise(candidates: list[Candidate]) -> list[Candidate]:
@@ -47,6 +48,16 @@ def carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
     on. Where they were drawn in paired blocks, thresholds are planned on paired standard
     errors (`retune`; `chunk_size` sets the coupled certificate's blocks)."""
     return [retune(c, c.tuning, n, delta, level, chunk_size) for c in tracked]
+
+
+def tuning_holds_pick(tracked: list[Candidate], n: int, delta: float, level: float,
+                      chunk_size: int, K: int) -> bool:
+    """Whether one of the K leading tracked candidates, its threshold re-chosen for n runs on
+    its tuning counts (`carry_over`), rests on a pick the counts' resolution holds
+    (`unresolved_climb`: its ratio still climbs into a tail they cannot rank), so that more
+    tuning runs would move it (pipeline.budget.least_tuning_stage)."""
+    carried = by_promise(carry_over(tracked, n, delta, level, chunk_size))
+    return any(unresolved_climb(c.tuning, tuning_index(c)) for c in carried[:K])
 
 
 def hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Candidate]:
