@@ -21,10 +21,10 @@ What is measured
     many certifying runs per input as the time left buys, up to 2^27; no row gets more than an
     equal share of what is left of the run's total (--total-seconds, 570 s), so the whole run
     stays under 10 minutes on a slow machine too. The sizes depend on wall
-    time only, never on a bound. Every row records the
-    certified bound, the verdict against the claim and the verdict the mechanism should get,
-    the published DP-Sniper (logistic regression, neural network) and StatDP bounds, the
-    samples per input and in total, and the seconds.
+    time and on earlier stages' tuning counts, never on the counts that certify a bound. Every
+    row records the certified bound, the verdict against the claim and the verdict the
+    mechanism should get, the published DP-Sniper (logistic regression, neural network) and
+    StatDP bounds, the samples per input and in total, and the seconds.
 
 Why
     Soundness: no bound may exceed the true ε (StatDP's NoisyHist2 10.0 did: its events were
@@ -196,7 +196,8 @@ def table_bound_level(family_confidence: float = 0.9) -> float:
 def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, seed: int,
               seconds_per_mechanism: float) -> dict:
     # one measurement run with a time budget: its last stage grows to what the time left buys
-    # (at most MAX_BUDGET per input), a function of wall time only, never of a bound
+    # (at most MAX_BUDGET per input), a function of wall time and of earlier stages' tuning
+    # counts, never of the counts that certify a bound
     r = dpverify.audit(mech, confidence=confidence, stop_early=False, seed=seed,
                        samples=MAX_BUDGET, seconds=seconds_per_mechanism)
     best, source = best_sound_published(name, truth)
@@ -395,8 +396,8 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         "shrinks with the time left: docs/method.md, \"Time budgets\"), "
         "and the last stage gets as many certifying runs per input as the time left buys, at "
         f"most 2^{MAX_BUDGET.bit_length() - 1} (*samples per input*). The sizes depend on wall "
-        "time only, never on a bound, so the rows are reproducible in their statistics, not in "
-        "their exact figures. "
+        "time and on earlier stages' tuning counts, never on the counts that certify a bound, "
+        "so the rows are reproducible in their statistics, not in their exact figures. "
         f"On a mechanism whose best event sits exactly at its true ε, a row's bound may exceed "
         f"that ε with probability up to {1 - per_row:.2g} (reports/calibration.md measures the "
         "rate on tight mechanisms), so a row above the true ε is shown, not hidden. "
