@@ -21,9 +21,10 @@ TUNING_GRID_SAMPLE = 1 << 17  # search outputs the tuning grid's quantiles are t
 
 class Tuning(NamedTuple):
     """A tracked candidate's threshold grid counted on fresh samples (the stages that counted
-    it, `pooled_tuning`): k_p of m_p draws under P and k_q of m_q under Q at each threshold; `variance`, when the sample was drawn in paired
-    blocks (common random numbers), the paired variance of each threshold's log-ratio estimate
-    (stats.paired_variance_from_blocks), else None (independent samples)."""
+    it, `pooled_tuning`): k_p of m_p draws under P and k_q of m_q under Q at each threshold;
+    `variance`, when the samples were drawn in paired blocks (common random numbers), the
+    paired variance of each threshold's log-ratio estimate (stats.paired_variance_from_blocks,
+    pooled by `pooled_paired_variance`), else None (independent samples)."""
 
     thresholds: np.ndarray
     k_p: np.ndarray
