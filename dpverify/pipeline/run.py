@@ -179,11 +179,11 @@ class AuditRun:
         # a stage is shrunk only as a tuning stage: nothing left to learn (search converged,
         # or its samples complete, so it would only re-rank the same models); a stage that
         # still learns would pay for a search again at the last stage
-        tunes = j >= 2 and bool(self.tracked) and search_now == (0, 0)
-        least = least_tuning_stage(sizes[j - 2], self._pick_held_by_tuning()) if tunes else 0
-        shrunk = (budget.shrunk_size(sizes[j - 1], least, self.settings.growth, pairs,
-                                     self.K, measured=self._time_last_events(sizes[j]))
-                  if tunes else None)
+        shrunk = None
+        if j >= 2 and self.tracked and search_now == (0, 0):
+            least = least_tuning_stage(sizes[j - 2], self._pick_held_by_tuning())
+            shrunk = budget.shrunk_size(sizes[j - 1], least, self.settings.growth, pairs,
+                                        self.K, measured=self._time_last_events(sizes[j]))
         if shrunk is not None:
             search.frozen = True
             self.schedule.shrink_at(j, shrunk, self.settings.growth * shrunk)
