@@ -20,11 +20,11 @@ What is measured
     of the budget; a tuning stage that does not fit shrinks), and the last stage gets as
     many certifying runs per input as the time left buys, up to 2^27; no row gets more than an
     equal share of what is left of the run's total (--total-seconds, 570 s), so the whole run
-    stays under 10 minutes on a slow machine too. The sizes depend on wall
-    time and on earlier stages' tuning counts, never on the counts that certify a bound. Every
-    row records the certified bound, the verdict against the claim and the verdict the
-    mechanism should get, the published DP-Sniper (logistic regression, neural network) and
-    StatDP bounds, the samples per input and in total, and the seconds.
+    stays under 10 minutes on a slow machine too. The sizes depend on wall time and on earlier
+    stages' tuning counts, never on the counts that certify a bound. Every row records the
+    certified bound, the verdict against the claim and the verdict the mechanism should get,
+    the published DP-Sniper (logistic regression, neural network) and StatDP bounds, the
+    samples per input and in total, and the seconds.
 
 Why
     Soundness: no bound may exceed the true ε (StatDP's NoisyHist2 10.0 did: its events were
