@@ -236,6 +236,25 @@ def test_tracked_candidates_are_distinct_score_families():
     assert len(same_events_merged(pool, data, most=4)) == 4
 
 
+def test_tracked_places_go_first_to_one_candidate_per_pair_and_direction():
+    """SVT3 seed 2: three models of pair 11 in one direction held three of the four tracked
+    places, and pair 6's output[9] half-line, which pooled tuning counts later show to lead,
+    was dropped. Spread over pairs, each pair and direction's best comes first."""
+    from dpverify.attacks import Candidate, Coordinate
+    from dpverify.pipeline.selection import spread_over_pairs
+
+    def cand(pair, direction, index):
+        return Candidate(pair, direction, Coordinate(index), 1, 0.0, 0.1, (1, 2, 1, 2))
+
+    pool = [cand(8, 0, 5), cand(11, 1, 5), cand(11, 1, 4), cand(8, 0, 4), cand(6, 1, 9),
+            cand(11, 0, 5)]
+    key = [(c.pair, c.direction, c.model.index) for c in spread_over_pairs(pool, 1)]
+    assert key == [(8, 0, 5), (11, 1, 5), (6, 1, 9), (11, 0, 5), (11, 1, 4), (8, 0, 4)]
+    key = [(c.pair, c.direction, c.model.index) for c in spread_over_pairs(pool, 2)]
+    assert key == [(8, 0, 5), (11, 1, 5), (11, 1, 4), (8, 0, 4), (6, 1, 9), (11, 0, 5)]
+    assert spread_over_pairs(pool, 0) == pool
+
+
 def test_a_last_stage_does_not_spend_two_slots_on_one_event_at_one_ratio():
     """SVT4's ⊥⁵⊤ is offered by several pairs at one ratio; its copies once took both of the
     last stage's slots from ⊥⁹⊤, the better, rarer event (issue 28). A copy of a kept event on

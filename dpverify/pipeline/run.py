@@ -36,7 +36,8 @@ from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
-                        last_stage_pairs, same_events_merged, tuning_holds_pick)
+                        last_stage_pairs, same_events_merged, spread_over_pairs,
+                        tuning_holds_pick)
 from .settings import DEFAULT_SETTINGS, Settings
 
 
@@ -262,7 +263,8 @@ class AuditRun:
             self.events = [replace(c, grid=None) for c in picked]
             self.tracked = []
             if stage.measuring and not stage.final_measurement:
-                return [replace(c, grid=c.tuning[0]) for c in carried[:self.settings.tracked]]
+                tracked = spread_over_pairs(carried, self.settings.tracked_per_pair)
+                return [replace(c, grid=c.tuning[0]) for c in tracked[:self.settings.tracked]]
             return []
         if self.search.frozen:
             return []  # the events stay those of the stage before
@@ -296,12 +298,13 @@ class AuditRun:
         self.events = [replace(c, grid=None) for c in picked]
 
     def _probes(self) -> list[Candidate]:
-        """The best distinct candidates, each with a grid of thresholds to count."""
-        data = self.search.data
+        """The best distinct candidates, spread over pairs (`spread_over_pairs`), each with a
+        grid of thresholds to count."""
+        data, settings = self.search.data, self.settings
+        spread = spread_over_pairs(self.pool, settings.tracked_per_pair)
         return [replace(c, grid=(c.tuning[0] if c.tuning is not None
                                  else tuning_grid(c, *data[c.pair])))
-                for c in same_events_merged(self.pool, data, self.settings.tracked,
-                                            families=True)
+                for c in same_events_merged(spread, data, settings.tracked, families=True)
                 if c.tuning is not None or c.pair in data]
 
     # ---- prepare: pilot and certificates --------------------------------------------------

@@ -4,6 +4,7 @@ or on counts of earlier stages' samples, never on the counts that certify, so an
 from __future__ import annotations
 
 import math
+from collections import Counter
 from itertools import zip_longest
 
 import numpy as np
@@ -109,6 +110,21 @@ def distinct_bets(events: list[Candidate], data: dict, most: int) -> list[Candid
         if not any(duplicate_bet(c, k, data) for k in out):
             out.append(c)
     return out
+
+
+def spread_over_pairs(candidates: list[Candidate], per_pair: int) -> list[Candidate]:
+    """The candidates in their order, except that once a (pair, direction) holds `per_pair`
+    places, its further candidates follow all the others (in their order); 0 keeps the order.
+    Tracked slots are hedges for the stages to come: a pair's second and third models, often
+    variants of one statistic, hedge less than another pair's best event, which a later stage's
+    pooled tuning counts may show to lead (docs/method.md, "Choosing the events")."""
+    if per_pair == 0:
+        return list(candidates)
+    first, rest, held = [], [], Counter()
+    for c in candidates:
+        held[c.pair, c.direction] += 1
+        (first if held[c.pair, c.direction] <= per_pair else rest).append(c)
+    return first + rest
 
 
 def _same_hits(c: Candidate, h, out: list, hits: list) -> bool:

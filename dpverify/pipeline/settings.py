@@ -24,6 +24,7 @@ class Settings:
     paired_search: bool = True         # search rows of D and D' share seeds (common random numbers)
     min_tuning_block_runs: int = 1 << 10  # paired blocks of tracked grids, at least this long
     tracked: int = 4                   # candidates whose grids are counted while certifying
+    tracked_per_pair: int = 1          # ... of which one per pair and direction comes first
     concentrate_z: float = 2.0         # the lead, in standard errors, to put all of α on one event
     tail_rungs: bool = True            # the last stage also certifies a climbing tail's rarer thresholds
     # a certifying block's least size (the threshold planner assumes the default)
@@ -36,6 +37,9 @@ class Settings:
     def __post_init__(self):
         if self.coupling not in ("pilot", "never", "always"):
             raise ValueError(f"coupling must be 'pilot', 'never' or 'always', got {self.coupling!r}")
+        if self.tracked_per_pair < 0:
+            raise ValueError(f"tracked_per_pair must be 0 (no spreading) or more, got "
+                             f"{self.tracked_per_pair}")
 
 
 DEFAULT_SETTINGS = Settings()
