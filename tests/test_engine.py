@@ -589,3 +589,28 @@ def test_coupled_certificate_keeps_its_false_alarm_rate_when_runs_are_not_aligne
                                      n_jobs=1, stop_early=False).verdict == "violation"
                  for s in range(10))
     assert caught >= 8                    # measured: 20 of 20 seeds
+
+
+def test_an_audit_tracks_each_pair_and_directions_best_before_a_second_model(monkeypatch):
+    """The runner hands `spread_over_pairs`'s order to its tracked grids: on SVT3's twelve pairs,
+    a stage tracks a second candidate of one pair and direction only when no other pair and
+    direction with a trackable candidate is left untracked."""
+    from dpverify.pipeline.run import AuditRun
+    from mechanisms_under_test import svt3
+
+    seen = []
+    original = AuditRun._probes
+
+    def recording(self):
+        probes = original(self)
+        trackable = {(c.pair, c.direction) for c in self.pool
+                     if c.tuning is not None or c.pair in self.search.data}
+        seen.append(([(c.pair, c.direction) for c in probes], trackable))
+        return probes
+
+    monkeypatch.setattr(AuditRun, "_probes", recording)
+    dpverify.audit(svt3, samples=1 << 16, seed=0)
+    assert seen
+    for keys, trackable in seen:
+        if len(set(keys)) < len(keys):
+            assert trackable <= set(keys), (keys, trackable)

@@ -263,8 +263,8 @@ class AuditRun:
             self.events = [replace(c, grid=None) for c in picked]
             self.tracked = []
             if stage.measuring and not stage.final_measurement:
-                tracked = spread_over_pairs(carried, self.settings.tracked_per_pair)
-                return [replace(c, grid=c.tuning[0]) for c in tracked[:self.settings.tracked]]
+                spread = spread_over_pairs(carried, self.settings.tracked_per_pair)
+                return [replace(c, grid=c.tuning[0]) for c in spread[:self.settings.tracked]]
             return []
         if self.search.frozen:
             return []  # the events stay those of the stage before

@@ -115,9 +115,9 @@ def distinct_bets(events: list[Candidate], data: dict, most: int) -> list[Candid
 def spread_over_pairs(candidates: list[Candidate], per_pair: int) -> list[Candidate]:
     """The candidates in their order, except that once a (pair, direction) holds `per_pair`
     places, its further candidates follow all the others (in their order); 0 keeps the order.
-    Tracked slots are hedges for the stages to come: a pair's second and third models, often
-    variants of one statistic, hedge less than another pair's best event, which a later stage's
-    pooled tuning counts may show to lead (docs/method.md, "Choosing the events")."""
+    Tracked places are hedges for the stages to come: a pair's second and third models hedge
+    less than another pair's best event, which a later stage's pooled tuning counts may show
+    to lead (docs/method.md, "Choosing the events")."""
     if per_pair == 0:
         return list(candidates)
     first, rest, held = [], [], Counter()
