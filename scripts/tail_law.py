@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument("--slowed", nargs="*", default=[], metavar="DIR",
                         help="...and the same seeds' runs with --slowdown 1.5")
     args = parser.parse_args()
+    if bool(args.runs) != bool(args.slowed):
+        parser.error("--runs and --slowed go together: the seeds table's runs at the committed "
+                     "budget and the same seeds' slowed runs")
     rows = ["| runs per input | ideal bound | threshold t | at 1/1.5 of the runs | change |",
             "|--:|--:|--:|--:|--:|"]
     losses = []
