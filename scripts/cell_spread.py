@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark import (SLOWDOWN_LOSS, audit_row, fmt, numpy_reference_seconds, read_run,
-                       registry, relative_change)
+from benchmark import (SLOWDOWN_LOSS, audit_row, change_text, fmt, numpy_reference_seconds,
+                       read_run, registry, relative_change)
 from _machine import OtherLoad, machine_meta
 
 
@@ -112,10 +112,9 @@ def markdown(cells: list[dict], meta: dict) -> str:
     for c in cells:
         committed = "; ".join(path_text(r) for r in c["runs"]["committed"])
         slowed = "; ".join(path_text(r) for r in c["runs"]["slowed"])
-        change = relative_change(c["median_committed"], c["median_slowed"])
         lines.append(f"| {c['mechanism']} seed {c['seed']} | {committed} | {slowed} | "
-                     f"{fmt(c['median_committed'])} → {fmt(c['median_slowed'])} "
-                     f"({change:+.1%}) | {c['share_losing']:.0%} |")
+                     f"{change_text(c['median_committed'], c['median_slowed'])} | "
+                     f"{c['share_losing']:.0%} |")
     return "\n".join(lines) + "\n"
 
 

@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dpverify  # noqa: E402
-from benchmark import (SLOWDOWN_LOSS, fmt, numpy_reference_seconds, read_run,  # noqa: E402
-                       registry, relative_change)
+from benchmark import (SLOWDOWN_LOSS, change_text, numpy_reference_seconds,  # noqa: E402
+                       read_run, registry, relative_change)
 from _machine import machine_meta  # noqa: E402
 
 
@@ -114,12 +114,8 @@ def markdown(rows: list[dict], meta: dict) -> str:
              + " | mean change |", "|---|--:|" + "--:|" * len(seeds) + "--:|"]
     for row in rows:
         cells = {c["seed"]: c for c in row["cells"]}
-        shown = []
-        for s in seeds:
-            c = cells[s]
-            change = relative_change(c["full"]["bound"], c["fewer"]["bound"])
-            shown.append(f"{fmt(c['full']['bound'])} → {fmt(c['fewer']['bound'])} "
-                         f"({change:+.1%})")
+        shown = [change_text(cells[s]["full"]["bound"], cells[s]["fewer"]["bound"])
+                 for s in seeds]
         lines.append(f"| {row['mechanism']} | 2^{row['log2']} | " + " | ".join(shown)
                      + f" | {mean_change(row['cells']):+.1%} |")
     return "\n".join(lines) + "\n"
@@ -158,8 +154,7 @@ def main(argv=None) -> int:
             full = audit_at(mechs[name], 2 ** log2, seed, confidence)
             fewer = audit_at(mechs[name], int(2 ** log2 / args.factor), seed, confidence)
             cells.append({"seed": seed, "full": full, "fewer": fewer})
-            print(f"{name}:{seed} {fmt(full['bound'])} → {fmt(fewer['bound'])} "
-                  f"({relative_change(full['bound'], fewer['bound']):+.1%})", flush=True)
+            print(f"{name}:{seed} {change_text(full['bound'], fewer['bound'])}", flush=True)
         rows.append({"mechanism": name, "log2": log2, "cells": cells})
     meta["total_seconds"] = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
