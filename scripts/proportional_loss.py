@@ -1,4 +1,4 @@
-"""What 1.5× fewer runs at every stage cost a row, with no clock: the least a slower machine loses.
+"""What 1.5× fewer runs at every stage cost a row, with no clock and nothing else changed.
 
 What is measured
     For each row and seed, two measurement runs without a time budget (`audit(samples=N,
@@ -8,8 +8,9 @@ What is measured
     last, has 1/F of the first's runs (search samples up to their cap): the allocation an
     ideal time-budgeted planner would give a machine F times slower, with no fixed cost. The
     tuning and last stages draw from position-free seed streams (docs/method.md, "Seed
-    streams"), so the smaller run's certifying runs are mostly a prefix of the larger's, and
-    the change measures the runs, not a second draw. N defaults to the power of two nearest
+    streams"), so the smaller run's certifying runs are mostly a prefix of the larger's: the
+    change is what fewer runs do to the whole audit, the events it chooses included, not a
+    second draw at the same sizes. N defaults to the power of two nearest
     the median last-stage size of the row's committed benchmark runs (--committed), so the
     bounds are those of the benchmark's scale; NAME:LOG2 sets N = 2^LOG2.
 
@@ -19,9 +20,9 @@ Why
     whose probabilities vanish grows like a log of the runs (reports/tail_law.md for RNM4's
     exact law), so 1.5× fewer runs cost it a fixed amount, not a fixed share. This gives that
     cost for the engine's own attack on each row: where it comes near 10%, no time-budget
-    planner can hold the row to the bar, because a planner can only lose more (search costs
-    about the same on any budget, so a shorter budget leaves more than F times fewer
-    certifying runs).
+    planner can hold the row to the bar, since a planner gives a slower machine no more than
+    this allocation (search costs about the same on any budget, so a shorter budget leaves
+    more than F times fewer certifying runs).
 
 Output
     DIR/proportional_loss.json, DIR/proportional_loss.md
@@ -106,9 +107,10 @@ def markdown(rows: list[dict], meta: dict) -> str:
              f"N/{meta['factor']:g}, every stage (search, tuning, last) {meta['factor']:g}× "
              "smaller, no time budget, at the committed benchmark's per-row confidence "
              f"({meta['confidence']:.6g}); the change is what {meta['factor']:g}× fewer runs "
-             "cost the engine's attack when nothing else changes. A time-budgeted run can only "
-             "lose more: search costs about the same on any budget, so a budget 1.5× shorter "
-             "leaves more than 1.5× fewer certifying runs. The seeds table's bar is a loss of "
+             "cost the engine's attack, its choice of events included, when nothing else "
+             "changes. A time-budgeted run on a budget 1.5× shorter gets fewer certifying runs "
+             "than this: search costs about the same on any budget. The seeds table's bar is a "
+             "loss of "
              f"{SLOWDOWN_LOSS:.0%} (reports/benchmark_seeds.md).", "",
              "| row | N (runs per input) | " + " | ".join(f"seed {s}" for s in seeds)
              + " | mean change |", "|---|--:|" + "--:|" * len(seeds) + "--:|"]
