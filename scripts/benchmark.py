@@ -264,9 +264,10 @@ def slowed_change(row: dict, slowed: dict) -> float | None:
     return None if bound is None else relative_change(row["epsilon_lower_bound"], bound)
 
 
-def change_text(before: float, after: float) -> str:
-    """'0.319 → 0.304 (-4.5%)': two bounds of one row and the relative change between them."""
-    return f"{fmt(before)} → {fmt(after)} ({relative_change(before, after):+.1%})"
+def change_text(before: float, after: float, shown=fmt) -> str:
+    """'0.319 → 0.304 (-4.5%)': two bounds of one row, each as `shown` writes it, and the
+    relative change between them."""
+    return f"{shown(before)} → {shown(after)} ({relative_change(before, after):+.1%})"
 
 
 def read_run(path: Path) -> tuple[list[dict], dict]:

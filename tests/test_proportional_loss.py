@@ -61,4 +61,5 @@ def test_the_table_gives_each_seeds_change_and_their_mean():
             "numpy_reference_seconds": 0.4, "factor": 1.5, "confidence": 0.995,
             "seeds": [0, 1]}
     text = pl.markdown([row], meta)
-    assert "| svt3 | 2^25 | 0.320 → 0.304 (-5.0%) | 0.250 → 0.300 (+20.0%) | +7.5% |" in text
+    assert ("| svt3 | 2^25 | 0.3200 → 0.3040 (-5.0%) | 0.2500 → 0.3000 (+20.0%) | +7.5% |"
+            in text)
