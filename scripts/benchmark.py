@@ -278,6 +278,20 @@ def read_run(path: Path) -> tuple[list[dict], dict]:
     return rows, document["meta"]
 
 
+def committed_runs(run_dirs) -> list[tuple[list[dict], dict]]:
+    """(rows, meta) of each DIR/benchmark.json, all made at the committed budget: a run made
+    with --slowdown is refused (SystemExit), since scripts that take the committed budgets or
+    sizes from it would halve what they compare."""
+    out = []
+    for d in run_dirs:
+        rows, meta = read_run(Path(d) / "benchmark.json")
+        if meta.get("slowdown", 1.0) != 1.0:
+            raise SystemExit(f"{d} was made with --slowdown {meta['slowdown']:g}: give runs at "
+                             "the committed budget")
+        out.append((rows, meta))
+    return out
+
+
 def slowed_cells(row: dict, slowed: dict | None) -> str:
     """The row's bound at the slowed run and its change, as two table cells ("" without one)."""
     if slowed is None:

@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark import (SLOWDOWN_LOSS, audit_row, change_text, fmt, numpy_reference_seconds,
-                       read_run, registry, relative_change)
+from benchmark import (SLOWDOWN_LOSS, audit_row, change_text, committed_runs, fmt,
+                       numpy_reference_seconds, registry, relative_change)
 from _machine import OtherLoad, machine_meta
 
 
@@ -47,15 +47,9 @@ def parse_cell(text: str) -> tuple[str, int]:
 def committed_runs_by_seed(run_dirs) -> dict:
     """{seed: ({mechanism: budget seconds}, per-row confidence)} from benchmark runs at the
     committed budget."""
-    out = {}
-    for d in run_dirs:
-        rows, meta = read_run(Path(d) / "benchmark.json")
-        if meta.get("slowdown", 1.0) != 1.0:
-            raise SystemExit(f"{d} was made with --slowdown {meta['slowdown']:g}: give runs at "
-                             "the committed budget")
-        out[meta["seed"]] = ({r["mechanism"]: r["budget_seconds"] for r in rows},
-                             meta["row_confidence"])
-    return out
+    return {meta["seed"]: ({r["mechanism"]: r["budget_seconds"] for r in rows},
+                           meta["row_confidence"])
+            for rows, meta in committed_runs(run_dirs)}
 
 
 def share_losing(committed: list[float], slowed: list[float], bar: float = SLOWDOWN_LOSS) -> float:
