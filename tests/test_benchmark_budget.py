@@ -122,16 +122,16 @@ def test_the_seed_table_flags_what_issue_28_rules_out(tmp_path):
     text = out.read_text()
     assert "- steady seed 0: slowed: below published" in text
     assert "- steady seed 0: loses 28%\n" in text  # no stage sizes recorded: none shown
+    assert "- cliff seed 0: slowed: verdict pass" in text and "cliff seed 0: loses 15%" in text
+    assert "tied seed" not in text and "mismatch seed" not in text
+    # the mark sits on the run that failed: here the slowed cells, not the committed ones
+    assert "0.29 (-27.5%) ⚠" in text and "| 0.4 ⚠" not in text
     # a loss gives the certifying runs each budget bought
     sized = write("sized", 0, 1.0, [row("cliff", 0.40, stage_sizes=[2048, 96_672_320])])
     sized_slow = write("sized_slow", 0, 1.5, [row("cliff", 0.30, stage_sizes=[2048, 42_257_210])])
     assert benchmark_seeds.main(["--runs", sized, "--slowed", sized_slow, "--out", str(out)]) == 1
     assert ("- cliff seed 0: loses 25%, last stage 96.7M → 42.3M runs per input (2.29× fewer)"
             in out.read_text())
-    assert "- cliff seed 0: slowed: verdict pass" in text and "cliff seed 0: loses 15%" in text
-    assert "tied seed" not in text and "mismatch seed" not in text
-    # the mark sits on the run that failed: here the slowed cells, not the committed ones
-    assert "0.29 (-27.5%) ⚠" in text and "| 0.4 ⚠" not in text
     low = write("low", 0, 1.0, rows(0.25, 0.40))
     assert benchmark_seeds.main(["--runs", low, "--slowed", fine, "--out", str(out)]) == 1
     assert "| 0.25 ⚠ |" in out.read_text() and "0.37 (+48.0%) |" in out.read_text()
