@@ -7,6 +7,7 @@ a citation that moves to another module is still checked.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -429,3 +430,25 @@ def test_checker_reports_unknown_code_and_paths(tmp_path):
 ])
 def test_slug_is_githubs(heading, expected):
     assert slug(heading) == expected
+
+
+def benchmark_summary_figures() -> list[str]:
+    """What the README's and docs/results.md's benchmark rows must say of the committed
+    reports/benchmark.json: its seconds, how many rows reach the best sound published bound,
+    and the row that loses most at the slowdown, with its change."""
+    document = json.loads((ROOT / "reports" / "benchmark.json").read_text(encoding="utf-8"))
+    rows, meta = document["rows"], document["meta"]
+    beaten = sum(bool(r["at_least_best_published"]) for r in rows)
+    slowed = meta["slowed"]["bounds"]
+    changes = {r["paper_name"]: slowed[r["mechanism"]] / r["epsilon_lower_bound"] - 1
+               for r in rows if r["epsilon_lower_bound"] > 0}
+    worst = min(changes, key=changes.get)
+    return [f"22 rows in {meta['total_seconds']:.0f} s", f"{beaten} of {len(rows)} at or above",
+            f"(the most: {worst} {changes[worst] * 100:.1f}%)".replace("-", "−")]
+
+
+@pytest.mark.parametrize("page", [README, ROOT / "docs" / "results.md"])
+def test_benchmark_summary_matches_the_committed_run(page):
+    text = page.read_text(encoding="utf-8")
+    missing = [figure for figure in benchmark_summary_figures() if figure not in text]
+    assert not missing, f"{page.name} does not say {missing} (reports/benchmark.json does)"
