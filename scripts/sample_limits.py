@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 from scipy import integrate
 from scipy.optimize import brentq
-from scipy.stats import laplace
+from scipy.stats import laplace, norm
 
 from dpverify.sampling import BATCHED_CHUNK_SIZE
 from dpverify.stats import coupled_block_size, expected_coupled_epsilon
@@ -99,6 +99,15 @@ def best_rnm3(n, alpha):
     return bounds[i], float(grid[i])
 
 
+def pass_chance(p, q, n, alpha, target):
+    """The chance that the coupled t-test's bound on n runs reaches `target`. The bound is the
+    estimate ln(p̂/q̂) less a margin fixed by n and α, and the estimate scatters about ln(p/q)
+    with standard error √((1/q − 1/p)/n) (the delta method, as `expected_bound`), so the
+    bound is about normal around its expected value with that error: Φ((expected − target)/se)."""
+    se = math.sqrt((1 / q - 1 / p) / n)
+    return float(norm.cdf((expected_bound(p, q, n, alpha) - target) / se))
+
+
 def runs_to_reach(target, bound_at):
     """The last-stage size at which `bound_at(n)` reaches `target`."""
     return float(math.exp(brentq(lambda x: bound_at(math.exp(x)) - target,
@@ -147,16 +156,22 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     alpha = row_alpha(args.runs)
     svt4 = svt4_probabilities()
-    events = {"svt4": [(label, lambda n, p=p, q=q: expected_bound(p, q, n, alpha),
-                        math.log(p / q)) for label, p, q in svt4],
-              "rnm3": [("max ≤ t, (1, …, 1) vs (0, …, 0)", lambda n: best_rnm3(n, alpha)[0],
+    # each event: (label, its rates (p, q) at n runs per input, its log-ratio)
+    events = {"svt4": [(label, lambda n, p=p, q=q: (p, q), math.log(p / q))
+                       for label, p, q in svt4],
+              "rnm3": [("max ≤ t, (1, …, 1) vs (0, …, 0)",
+                        lambda n: rnm3_probabilities(best_rnm3(n, alpha)[1]),
                         TRUE_EPSILON["rnm3"])]}
     published = {m: best_sound_published(m, TRUE_EPSILON[m])[0] for m in events}
-    target = {"svt4": published["svt4"], "rnm3": published["rnm3"] - 0.0005}
-    needed = {m: runs_to_reach(target[m], events[m][0][1]) for m in events}
+    # the benchmark counts a bound that rounds to the published 3 decimals as a tie
+    target = {m: published[m] - 0.0005 for m in events}
+    needed = {m: runs_to_reach(target[m], lambda n, rates=events[m][0][1]: expected_bound(
+        *rates(n), n, alpha)) for m in events}
     rows = run_rows(args.runs)
     for r in rows:
-        r["expected"] = [bound(r["last_stage"]) for _, bound, _ in events[r["mechanism"]]]
+        n, evs = r["last_stage"], events[r["mechanism"]]
+        r["expected"] = [expected_bound(*rates(n), n, alpha) for _, rates, _ in evs]
+        r["chance"] = pass_chance(*evs[0][1](n), n, alpha, target[r["mechanism"]])
     summary = {m: [{"event": label, "log_ratio": ratio} for label, _, ratio in evs]
                for m, evs in events.items()}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -185,24 +200,43 @@ def markdown(rows, alpha, events, target, needed, command) -> str:
         "means that event cannot reach it on that many runs; a certified bound below the "
         "expected one of the same event is the sample's scatter (about a third of the "
         "margin either way) or an α split over several events.", "",
-        f"- SVT4, best event {s4[0]['event']}: log-ratio {s4[0]['log_ratio']:.4f}; the "
-        f"published {target['svt4']:.3f} needs {needed['svt4'] / 1e6:.1f} M last-stage runs "
-        f"per input. The StatDP pattern {s4[1]['event']} is twice as likely but its "
-        f"log-ratio is {s4[1]['log_ratio']:.4f}: no sample size takes it to "
-        f"{target['svt4']:.3f}.",
+        f"- SVT4, best event {s4[0]['event']}: log-ratio {s4[0]['log_ratio']:.4f}; "
+        f"{target['svt4']:.4f} (ties the published 0.172) needs {needed['svt4'] / 1e6:.1f} M "
+        f"last-stage runs per input. The StatDP pattern {s4[1]['event']} is twice as likely "
+        f"but its log-ratio is {s4[1]['log_ratio']:.4f}, so close to the tie that only the "
+        "largest runs are expected to reach it.",
         f"- RNM3, best event {r3['event']} (t chosen per size): log-ratio ≤ 0.2500; "
         f"{target['rnm3']:.4f} (ties the published 0.249) needs {needed['rnm3'] / 1e6:.1f} M.",
+        *chance_lines(rows, target),
         "", "Expected (best): the first event of each row above; expected (⊥⁵⊤): SVT4's "
-        "second.", "",
+        "second; chance: that the best event's certified bound reaches the figure above "
+        "(`pass_chance`).", "",
         "| row | run | last-stage runs per input | event certified | certified | "
-        "expected (best) | expected (⊥⁵⊤) |",
-        "|---|---|--:|---|--:|--:|--:|"]
+        "expected (best) | expected (⊥⁵⊤) | chance |",
+        "|---|---|--:|---|--:|--:|--:|--:|"]
     for r in rows:
         label = f"seed {r['seed']}" + (" slowed" if r["slowed"] else "")
         other = f"{r['expected'][1]:.4f}" if len(r["expected"]) > 1 else "—"
         lines.append(f"| {r['mechanism']} | {label} | {r['last_stage']:,} | {r['event']} | "
-                     f"{r['certified']:.4f} | {r['expected'][0]:.4f} | {other} |")
+                     f"{r['certified']:.4f} | {r['expected'][0]:.4f} | {other} | "
+                     f"{r['chance']:.0%} |")
     return "\n".join(lines) + "\n"
+
+
+def chance_lines(rows, target) -> list[str]:
+    """Per row and budget, the chance that every run's best event reaches the row's figure
+    (the runs' chances multiplied: their samples are independent)."""
+    lines = []
+    for m in ("svt4", "rnm3"):
+        for slowed in (False, True):
+            runs = [r for r in rows if r["mechanism"] == m and r["slowed"] == slowed]
+            if runs:
+                lines.append(
+                    f"- {m.upper()}, {'slowed' if slowed else 'committed'} runs "
+                    f"({len(runs)}): all {len(runs)} reach {target[m]:g} with chance "
+                    f"{math.prod(r['chance'] for r in runs):.0%}, for an auditor that "
+                    "certifies the best event with all of α on it.")
+    return lines
 
 
 if __name__ == "__main__":

@@ -43,3 +43,30 @@ def test_expected_bound_stays_below_the_log_ratio_and_rises_with_the_runs():
         p, q, n, 0.1 / 22))
     assert sample_limits.expected_bound(p, q, 0.9 * needed, 0.1 / 22) < 0.172
     assert sample_limits.expected_bound(p, q, 1.1 * needed, 0.1 / 22) > 0.172
+
+
+def test_pass_chance_follows_the_scatter_of_the_coupled_certificate_on_rnm3():
+    # RNM3's best half-line drawn as the audit draws it (both inputs on the same noise, in the
+    # audit's blocks) and certified by the engine's coupled t-test, 40 times: the bounds must
+    # scatter about the expected figure with the standard error pass_chance assumes, and a
+    # target one standard error below it must be reached about Φ(1) = 84% of the time
+    import sample_limits
+    from dpverify.sampling import BATCHED_CHUNK_SIZE
+    from dpverify.stats import coupled_block_size, coupled_epsilon_bound
+    n, alpha, reps = 1 << 20, 0.1 / 22, 30
+    t = sample_limits.best_rnm3(n, alpha)[1]
+    p, q = sample_limits.rnm3_probabilities(t)
+    expected = sample_limits.expected_bound(p, q, n, alpha)
+    se = math.sqrt((1 / q - 1 / p) / n)
+    block = coupled_block_size(n, BATCHED_CHUNK_SIZE)
+    rng = np.random.default_rng(3)
+    hits_p, hits_q = np.empty((reps, n // block)), np.empty((reps, n // block))
+    for r in range(reps):
+        top = rng.laplace(0.0, 20.0, size=(n, 5)).max(axis=1)  # RNM3 on (0, …, 0)
+        hits_p[r] = (top <= t).reshape(-1, block).sum(axis=1)
+        hits_q[r] = (top + 1 <= t).reshape(-1, block).sum(axis=1)  # on (1, …, 1), same noise
+    bounds = coupled_epsilon_bound(hits_p, hits_q, block, 0.0, alpha)
+    assert abs(bounds.mean() - expected) < 3 * se / math.sqrt(reps)
+    assert 0.7 < bounds.std(ddof=1) / se < 1.4
+    assert sample_limits.pass_chance(p, q, n, alpha, expected - se) == pytest.approx(0.841, abs=1e-3)
+    assert abs(np.mean(bounds >= expected - se) - 0.841) < 3 * math.sqrt(0.841 * 0.159 / reps)
