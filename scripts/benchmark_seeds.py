@@ -33,11 +33,15 @@ def load(dirs: list[str]) -> dict:
 
 def row_problems(row: dict) -> list[str]:
     """What a single run of a row fails: below the published bound (ties at 3 decimals and
-    support mismatches excepted), above the true ε, or a verdict other than the expected."""
+    support mismatches excepted; with the bound and the last-stage runs it rested on), above
+    the true ε, or a verdict other than the expected."""
     out = []
     if (row["best_sound_published"] is not None and not row["at_least_best_published"]
             and not row["ties_at_published_precision"] and not row["support_mismatch"]):
-        out.append("below published")
+        sizes = row.get("stage_sizes")
+        runs = f" on {sizes[-1] / 1e6:.1f}M last-stage runs per input" if sizes else ""
+        out.append(f"below published ({row['epsilon_lower_bound']:.4g} < "
+                   f"{row['best_sound_published']:g}{runs})")
     if row["above_true_epsilon"]:
         out.append("above true ε")
     if row["verdict"] != row["expected_verdict"]:

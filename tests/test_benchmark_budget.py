@@ -120,7 +120,7 @@ def test_the_seed_table_flags_what_issue_28_rules_out(tmp_path):
     bad = write("bad", 0, 1.5, rows(0.29, 0.34, verdict="pass"))
     assert benchmark_seeds.main(["--runs", full, "--slowed", bad, "--out", str(out)]) == 1
     text = out.read_text()
-    assert "- steady seed 0: slowed: below published" in text
+    assert "- steady seed 0: slowed: below published (0.29 < 0.3)\n" in text
     assert "- steady seed 0: loses 28%\n" in text  # no stage sizes recorded: none shown
     assert "- cliff seed 0: slowed: verdict pass" in text and "cliff seed 0: loses 15%" in text
     assert "tied seed" not in text and "mismatch seed" not in text
@@ -132,6 +132,11 @@ def test_the_seed_table_flags_what_issue_28_rules_out(tmp_path):
     assert benchmark_seeds.main(["--runs", sized, "--slowed", sized_slow, "--out", str(out)]) == 1
     assert ("- cliff seed 0: loses 25%, last stage 96.7M → 42.3M runs per input (2.29× fewer)"
             in out.read_text())
+    # a bound below the published one gives the certifying runs it rested on
+    short = write("short", 0, 1.5, [row("cliff", 0.2484, stage_sizes=[2048, 40_105_014])])
+    assert benchmark_seeds.main(["--runs", sized, "--slowed", short, "--out", str(out)]) == 1
+    assert ("- cliff seed 0: slowed: below published (0.2484 < 0.3 on 40.1M last-stage runs "
+            "per input)" in out.read_text())
     low = write("low", 0, 1.0, rows(0.25, 0.40))
     assert benchmark_seeds.main(["--runs", low, "--slowed", fine, "--out", str(out)]) == 1
     assert "| 0.25 ⚠ |" in out.read_text() and "0.37 (+48.0%) |" in out.read_text()
