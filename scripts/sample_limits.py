@@ -103,7 +103,8 @@ def pass_chance(p, q, n, alpha, target):
     """The chance that the coupled t-test's bound on n runs reaches `target`. The bound is the
     estimate ln(p̂/q̂) less a margin fixed by n and α, and the estimate scatters about ln(p/q)
     with standard error √((1/q − 1/p)/n) (the delta method, as `expected_bound`), so the
-    bound is about normal around its expected value with that error: Φ((expected − target)/se)."""
+    bound is about normal around its expected value with that error:
+    Φ((expected − target)/se)."""
     se = math.sqrt((1 / q - 1 / p) / n)
     return float(norm.cdf((expected_bound(p, q, n, alpha) - target) / se))
 
