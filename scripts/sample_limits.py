@@ -170,9 +170,10 @@ def main(argv=None) -> int:
         *rates(n), n, alpha)) for m in events}
     rows = run_rows(args.runs)
     for r in rows:
-        n, evs = r["last_stage"], events[r["mechanism"]]
-        r["expected"] = [expected_bound(*rates(n), n, alpha) for _, rates, _ in evs]
-        r["chance"] = pass_chance(*evs[0][1](n), n, alpha, target[r["mechanism"]])
+        n = r["last_stage"]
+        rates = [rates_at(n) for _, rates_at, _ in events[r["mechanism"]]]
+        r["expected"] = [expected_bound(p, q, n, alpha) for p, q in rates]
+        r["chance"] = pass_chance(*rates[0], n, alpha, target[r["mechanism"]])
     summary = {m: [{"event": label, "log_ratio": ratio} for label, _, ratio in evs]
                for m, evs in events.items()}
     args.out.mkdir(parents=True, exist_ok=True)
