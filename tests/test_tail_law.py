@@ -20,3 +20,21 @@ def test_the_ideal_auditor_loses_more_than_the_bar_at_the_sizes_seed_1s_budgets_
     # between the law's figures at 2^25 and 2^26 (2.647, 3.108), and at 2^26 and 2^27 (3.108, 3.582)
     assert 2.647 < after < 3.108 < before < 3.582
     assert -0.20 < after / before - 1 < -0.12
+
+
+def test_the_exact_law_matches_the_mechanisms_own_frequencies():
+    # the ideal auditor's figures (and the closing claim that RNM4's bar is past any auditor)
+    # rest on max_cdf: it must agree with RNM4 itself, sampled, near the support's edge
+    import math
+
+    import numpy as np
+    from mechanisms_under_test import ZOO
+
+    n = 1 << 21
+    t = np.array([1.5, 2.0, 2.6, 3.5, 6.0])
+    for answers in (np.ones(5), np.full(5, 2.0)):
+        outputs = np.sort(ZOO["rnm4"].fn(answers, np.random.default_rng(11), n))
+        seen = np.searchsorted(outputs, t, side="right") / n
+        exact = tail_law.max_cdf(answers, t)
+        for s, e in zip(seen, exact):
+            assert abs(s - e) <= 4 * math.sqrt(e * (1 - e) / n) + 1.0 / n, (answers, s, e)
