@@ -252,17 +252,21 @@ def with_examples(mech, witness, event, seed: int, samples_per_side: int):
 TWO_BOUNDS = "two Clopper–Pearson bounds"  # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
 RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
 COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
+BETTING = "testing by betting (anytime-valid)"  # pipeline.betting, certify.betting
 # The certificates in plain words, and where docs/method.md explains each.
 CERTIFICATE_WORDS = {
     TWO_BOUNDS: "counting the event on fresh runs of each input (two Clopper–Pearson bounds)",
     RATIO_TEST: "the share of the event's hits that came from D (an exact binomial test)",
     COUPLED: "running D and D' on the same random numbers, block by block (a t-test on the "
              "blocks)",
+    BETTING: "betting against the claim on each new run, with events learned on the runs "
+             "before it (a test that may stop at any run)",
 }
 CERTIFICATE_DOCS = {
     TWO_BOUNDS: "docs/method.md#two-bounds-certificate",
     RATIO_TEST: "docs/method.md#ratio-test-certificate",
     COUPLED: "docs/method.md#coupled-certificate",
+    BETTING: "docs/method.md#testing-by-betting-while-searching",
 }
 SUPPORT_MISMATCH_NOTE = ("  [support mismatch: never seen under D'; the bound is limited by the "
                          "sample size and ε may be infinite]")
@@ -281,9 +285,20 @@ def certificate_words(kind) -> str:
 
 
 def counts_text(w) -> str:
-    """"k/n under D vs k'/n' under D'": the event's hits on the certifying sample."""
+    """"k/n under D vs k'/n' under D'": the event's hits on the certifying sample (for the
+    betting test: the hits of the events bet on this pair and order, over the rounds bet)."""
+    if w.certificate == BETTING:
+        return (f"{w.count_D:,} of {w.samples_D:,} search rounds under D vs "
+                f"{w.count_D_prime:,} under D' (the events bet on, each on the rounds after "
+                "it was learned)")
     return (f"{w.count_D:,}/{w.samples_D:,} under D vs "
             f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'")
+
+
+def wealth_text(e_value: float, alpha: float) -> str:
+    """The betting test's wealth against what a violation needs."""
+    return (f"{e_value:.4g} from a stake of 1 (a violation needs 1/α_bet = {1 / alpha:.4g}; "
+            f"a mechanism meeting the claim gets there with probability ≤ {alpha:.4g})")
 
 
 def certificate_how(w: dict) -> str:
@@ -302,6 +317,12 @@ def certificate_how(w: dict) -> str:
                 "shared seed per chunk of runs); a one-sided t-test on the blocks' rates "
                 "(Fieller's bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) "
                 "≤ ε from below (the block counts are in result.json)")
+    if w.get("certificate") == BETTING and w.get("e_value") is not None:
+        return (f"{BETTING}: bets against the claim on the search runs, each placed before "
+                f"its runs were drawn, grew one unit of wealth to {float(w['e_value']):.4g} "
+                f"(≥ 1/{float(w['betting_alpha']):.4g}); by Ville's inequality a mechanism "
+                "meeting the claim does that with probability at most "
+                f"{float(w['betting_alpha']):.4g}, whenever the audit stops")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
             "upper bound on P[M(D') ∈ S])")
 
@@ -335,6 +356,10 @@ def witness_rows(w, layout: TerminalLayout) -> list[tuple[str, str]]:
     if layout.details:
         counts += SUPPORT_MISMATCH_NOTE if w.support_mismatch else ""
         certificate += f" ({CERTIFICATE_DOCS[w.certificate]})"
+    if w.certificate == BETTING:
+        return pair + [("last bet", w.event), ("counts", counts),
+                       ("wealth", wealth_text(w.e_value, w.betting_alpha)),
+                       ("certified by", certificate)]
     return pair + [("event", w.event), ("counts", counts), ("certified by", certificate)]
 
 
@@ -352,13 +377,20 @@ def witness_markdown(w: dict, claimed: dict) -> list[str]:
         claim = claimed["epsilon"]
         bound = lower_bound_text(float(w["epsilon_lower_bound"]), claim)
         rows.append(("", f"certified ε ≥ {bound} against the claimed ε = {claim:g}"))
-    rows += [("event", w["event"]),
-             ("counts", f"{w['count_D']}/{w['samples_D']} under D, "
-                        f"{w['count_D_prime']}/{w['samples_D_prime']} under D'"),
-             ("Clopper–Pearson", f"P[M(D) ∈ S] ≥ {short_number(w['p_lower'])}, "
-                                 f"P[M(D') ∈ S] ≤ {short_number(w['q_upper'])}"),
-             (f"certified by {certificate_link(w.get('certificate'))}", certificate_how(w)),
-             ("plug-in ε estimate on this event", short_number(w["epsilon_estimate"]))]
+    if w.get("certificate") == BETTING:
+        rows += [("last event bet on", w["event"]),
+                 ("hits of the events bet on", f"{w['count_D']} of {w['samples_D']} search "
+                  f"rounds under D, {w['count_D_prime']} under D'"),
+                 ("wealth", wealth_text(float(w["e_value"]), float(w["betting_alpha"])))]
+    else:
+        rows += [("event", w["event"]),
+                 ("counts", f"{w['count_D']}/{w['samples_D']} under D, "
+                            f"{w['count_D_prime']}/{w['samples_D_prime']} under D'"),
+                 ("Clopper–Pearson", f"P[M(D) ∈ S] ≥ {short_number(w['p_lower'])}, "
+                                     f"P[M(D') ∈ S] ≤ {short_number(w['q_upper'])}")]
+    rows.append((f"certified by {certificate_link(w.get('certificate'))}", certificate_how(w)))
+    if w.get("certificate") != BETTING:
+        rows.append(("plug-in ε estimate on this event", short_number(w["epsilon_estimate"])))
     lines = [f"- {label}: {text}" if label else f"- {text}" for label, text in rows]
     lines += examples_markdown(w)
     if w["support_mismatch"]:
@@ -378,17 +410,22 @@ def certificate_link(kind) -> str:
 def witness_table(w, claimed_epsilon: float) -> list[tuple[str, str]]:
     """A witness as index.html's table: (label, text) rows."""
     d = w.as_dict()
-    return [("certified ε ≥", lower_bound_text(w.epsilon_lower_bound, claimed_epsilon)
+    head = [("certified ε ≥", lower_bound_text(w.epsilon_lower_bound, claimed_epsilon)
              + f" (claimed ε = {claimed_epsilon:g})"),
-            ("pair D", json.dumps(d["D"])), ("pair D′", json.dumps(d["D_prime"])),
-            ("event S", w.event),
-            ("hits under D", f"{w.count_D:,} / {w.samples_D:,}"),
-            ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
-            ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
-            ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}"),
-            ("certified by", certificate_words(w.certificate)),
-            ("how", certificate_how(d)),
-            ("plug-in ε on S", f"{w.epsilon_estimate:.4g}")]
+            ("pair D", json.dumps(d["D"])), ("pair D′", json.dumps(d["D_prime"]))]
+    if w.certificate == BETTING:
+        body = [("last event bet on", w.event), ("hits of the events bet on", counts_text(w)),
+                ("wealth", wealth_text(w.e_value, w.betting_alpha))]
+    else:
+        body = [("event S", w.event),
+                ("hits under D", f"{w.count_D:,} / {w.samples_D:,}"),
+                ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
+                ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
+                ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}")]
+    tail = [("certified by", certificate_words(w.certificate)), ("how", certificate_how(d))]
+    if w.certificate != BETTING:  # the events bet on changed between rounds: no one S to estimate
+        tail.append(("plug-in ε on S", f"{w.epsilon_estimate:.4g}"))
+    return head + body + tail
 
 
 def examples_markdown(w: dict) -> list[str]:
@@ -425,7 +462,7 @@ def examples_html(w: dict) -> str:
 __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_text",
            "floor_to", "lower_bound_text", "illustration_size", "grouped_by_shape",
            "event_examples", "percent", "example_lines", "collect_examples", "with_examples",
-           "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
+           "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "BETTING", "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
            "SUPPORT_MISMATCH_NOTE", "short_number", "certificate_words", "certificate_link",
            "counts_text", "certificate_how", "TerminalLayout", "SUMMARY_LAYOUT", "FAILURE_LAYOUT",
            "witness_rows", "witness_lines", "witness_markdown", "witness_table",

@@ -97,6 +97,7 @@ class Progress:
         self.n_stages = n_stages
         self.stage = 0
         self.runs = 0
+        self.evidence: tuple | None = None  # (wealth, wealth a violation needs) of the bets
         self.stream = sys.stderr if stream is None else stream
         self.clock = clock
         env_interval = env_seconds(INTERVAL_ENV)
@@ -147,6 +148,16 @@ class Progress:
             self.n_stages = len(sizes)
         self._marks.setdefault(stage, (self.runs, self.clock()))
 
+    def show_evidence(self, wealth: float, needed: float) -> None:
+        """The betting test's wealth so far and the wealth that proves a violation."""
+        self.evidence = (wealth, needed)
+
+    def _evidence_text(self) -> str:
+        if self.evidence is None:
+            return ""
+        wealth, needed = self.evidence
+        return f"evidence {wealth:.3g} of the {needed:.3g} a violation needs"
+
     def update(self, runs: int) -> None:
         self.runs = runs
         if self.mode != "tty" or self._closed:
@@ -157,8 +168,10 @@ class Progress:
         self._last = now
         left = self.seconds_left(now)
         eta = f"  ~{_duration(left)} left" if left is not None else ""
+        evidence = self._evidence_text()
+        evidence = f"  {evidence}" if evidence else ""
         self._write(f"\r[dpverify] {self.name}  stage {self.stage}/{self.n_stages}  "
-                    f"{runs:,} runs  {now - self.started:.0f} s{eta} \033[K")
+                    f"{runs:,} runs  {now - self.started:.0f} s{evidence}{eta} \033[K")
         self._shown = True
 
     def begin(self, label: Callable[[], str], size: int, since: float, exact: bool) -> None:
@@ -222,6 +235,8 @@ class Progress:
         where = f"stage {self.stage}/{self.n_stages}" if self.stage else "pre-flight"
         text = (f"[dpverify] {self.name}: {where}, {self.runs:,} runs, "
                 f"{now - self.started:.0f} s elapsed")
+        if self.evidence is not None:
+            text += f", {self._evidence_text()}"
         left = self.seconds_left(now)
         if left is not None:
             text += f", ~{_duration(left)} left if every stage runs"

@@ -13,8 +13,8 @@ import numpy as np
 
 # Witness.certificate is one of TWO_BOUNDS, RATIO_TEST, COUPLED: their names and plain words are
 # written with the rest of a witness's text in evidence.py
-from .evidence import (CERTIFICATE_DOCS, CERTIFICATE_WORDS, COUPLED, RATIO_TEST,  # noqa: F401
-                       TWO_BOUNDS, lower_bound_text, witness_lines)
+from .evidence import (BETTING, CERTIFICATE_DOCS, CERTIFICATE_WORDS, COUPLED,  # noqa: F401
+                       RATIO_TEST, TWO_BOUNDS, lower_bound_text, witness_lines)
 
 
 def jsonable(value: Any):
@@ -82,6 +82,12 @@ class Witness:
     # make the event concrete, never counted in the bound
     examples: tuple = ()
     examples_runs: int = 0
+    # BETTING only: the wealth the test of the claim reached (its e-value) and the α it was run
+    # at; the counts are the events' hits over every search round bet on this pair and order
+    e_value: float | None = None
+    betting_alpha: float | None = None
+    # BETTING only: (rounds settled so far, summed over pairs; wealth) after each search round
+    wealth_path: tuple = ()
 
     @property
     def rate_D(self) -> float:
@@ -239,6 +245,9 @@ class AuditResult(HasOutcome):
     # where the mechanism's noise came from: "rng" (the seeded generator) or "own" (its own,
     # declared with randomness="own"): then the same seed need not give the same result
     randomness: str = "rng"
+    # mechanism runs per neighbouring pair (both inputs, in the order of the audited pairs):
+    # where the audit spent its runs (an input shared by pairs counts for the first of them)
+    runs_per_pair: tuple = ()
 
     @property
     def conclusive(self) -> bool:
@@ -305,6 +314,7 @@ class AuditResult(HasOutcome):
             "curves": asdict(self.curves) if self.curves is not None else None,
             "randomness": self.randomness,
             "reproducible": self.reproducible,
+            "runs_per_pair": list(self.runs_per_pair),
         })
 
 

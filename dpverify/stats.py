@@ -329,15 +329,6 @@ def _normal_quantile(level: float) -> float:
     return float(norm.isf(level))
 
 
-def stage_alphas(alpha: float, n_stages: int) -> list[float]:
-    """α-spending over a growing-sample schedule: stage j of J spends α/2^{J−j+1}.
-
-    The last (largest) stage gets α/2, earlier ones geometrically less; Σ α_j = α(1 − 2^−J) < α,
-    so the first stage whose bound exceeds the claim stops with a valid violation (theory.md §2).
-    """
-    return [alpha / 2.0 ** (n_stages - j + 1) for j in range(1, n_stages + 1)]
-
-
 def final_stage_alphas(alpha: float, n_stages: int) -> list[float]:
     """α-spending for a measurement run that certifies at its last stage only: earlier stages
     spend nothing (their fresh samples only choose and tune the last stage's events), the last

@@ -364,7 +364,7 @@ FORMULAS = [
     ("2", "p_L − e^ε q_U"),                          # stats.delta_bound
     ("2", "ln(π_L/(1 − π_L))"),                      # stats.ratio_epsilon_bound
     ("2", "Fieller"),                                # stats.coupled_epsilon_bound
-    ("2", "α_err/2^{J−j+1}"),                        # stats.stage_alphas
+    ("2", "P(sup_t W_t ≥ 1/α_bet) ≤ α_bet"),             # certify.betting (Ville)
     ("2", "max(2·ε₀, ε₀ + 0.1)"),                    # result.gross_violation
     ("2", "m = min(p̂, 1 − q̂)"),                     # certify.resolution
     ("3", "1 − e^{(ε−ε₀)/2}"),                       # basic.make_laplace

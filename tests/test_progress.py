@@ -39,7 +39,8 @@ def test_plain_lines_off_a_terminal_at_a_tiny_interval(capsys, monkeypatch):
     assert "\r" not in err and "\x1b" not in err  # plain lines: no carriage return, no ANSI
     n_stages = len(result.stages)
     pattern = re.compile(r"\[dpverify\] sleepy: (pre-flight|stage (\d)/(\d)), ([\d,]+) runs, "
-                         r"(\d+) s elapsed(, ~\d+ (s|min|h) left if every stage runs)?$")
+                         r"(\d+) s elapsed(?:, evidence [\d.e+]+ of the 40 a violation needs)?"
+                         r"(, ~\d+ (s|min|h) left if every stage runs)?$")
     matches = [pattern.match(line) for line in lines]
     assert all(matches), lines
     staged = [m for m in matches if m.group(2)]
@@ -122,7 +123,7 @@ def test_one_stall_warning_names_the_mechanism_and_the_input(capsys, monkeypatch
     assert err == warnings[0] + "\n"  # and no progress lines under pytest by default
     warning = warnings[0]
     assert warning.startswith("[dpverify] warning: mechanism 'stalls_once' may be stalled: ")
-    assert re.search(r"stage \d \(\w+\), pair 0, input D', chunk \d+ \(samples", warning)
+    assert re.search(r"stage \d(, round \d)? \(\w+\), pair 0, input D', chunk \d+ \(samples", warning)
     assert "D' = 1.0" in warning and re.search(r"has been running for \d+ s", warning)
     assert "--time-limit" in warning and "backend='loky'" in warning
     time.sleep(0.3)

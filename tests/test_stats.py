@@ -39,13 +39,6 @@ def test_epsilon_bound_edges():
     assert stats.delta_bound(0.5, 0.1, math.log(2)) == pytest.approx(0.3)
 
 
-def test_stage_alphas_spend_less_than_alpha_and_favour_the_last_stage():
-    a = stats.stage_alphas(0.05, 6)
-    assert sum(a) < 0.05
-    assert a[-1] == pytest.approx(0.025)
-    assert all(x < y for x, y in zip(a, a[1:]))
-
-
 def test_plug_in_epsilon():
     assert stats.plug_in_epsilon(50, 100, 10, 100) == pytest.approx(math.log(5))
     assert stats.plug_in_epsilon(5, 100, 0, 100) == math.inf

@@ -9,11 +9,11 @@
 The statistics themselves are pure functions in `dpverify.stats`; this package applies them to
 what the pipeline chose and counted.
 """
-from .certificates import Certificate, event_bound, resolution, witness_of
+from .certificates import Certificate, betting_witness, event_bound, resolution, witness_of
 from .counting import StageCounts, certifying_counts, grid_counts, grid_slice
 from .curves import privacy_curves_of
 from .pilot import PilotRates, choose_coupling, pilot
 
-__all__ = ["Certificate", "PilotRates", "StageCounts", "certifying_counts", "choose_coupling",
+__all__ = ["Certificate", "betting_witness", "PilotRates", "StageCounts", "certifying_counts", "choose_coupling",
            "event_bound", "grid_counts", "grid_slice", "pilot", "privacy_curves_of",
            "resolution", "witness_of"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 
-from ..result import COUPLED, RATIO_TEST, TWO_BOUNDS, Witness
+from ..result import BETTING, COUPLED, RATIO_TEST, TWO_BOUNDS, Witness
 from ..stats import (certified_epsilon, coupled_epsilon_bound, cp_lower, cp_upper,
                      detectable_epsilon, plug_in_epsilon, ratio_epsilon_bound)
 
@@ -56,6 +56,31 @@ def witness_of(pairs, cand, k_p, n_p, k_q, n_q, delta, level, stage, blocks=None
         **({"blocks_D": tuple(int(k) for k in blocks[0]),
             "blocks_D_prime": tuple(int(k) for k in blocks[1]), "block_size": int(blocks[2])}
            if coupled else {}))
+
+
+def betting_witness(pairs, test, stage: int):
+    """(witness, event) of a betting test that found a violation (pipeline.betting): the pair
+    and order whose bets earned most, its latest event, and its events' hits summed over the
+    rounds it was bet on. The bound is the test's step-down bound over its grid of claims; the
+    Clopper–Pearson bounds on the summed counts, at α_bet/2 each, only describe the counts (the
+    events changed between rounds, so they certify nothing)."""
+    (pair, direction), stream = test.best_stream()
+    first, second = pairs[pair]
+    D, D_prime = (first, second) if direction == 0 else (second, first)
+    only_d, only_d_prime, both, _ = (int(k) for k in stream.counts)
+    k_p, k_q, n = only_d + both, only_d_prime + both, int(stream.rounds)
+    level = test.alpha / 2
+    event = stream.event
+    return Witness(
+        D=D, D_prime=D_prime, event=event.describe(), attack=event.model.kind,
+        count_D=k_p, samples_D=n, count_D_prime=k_q, samples_D_prime=n,
+        p_lower=float(cp_lower(k_p, n, level)), q_upper=float(cp_upper(k_q, n, level)),
+        epsilon_lower_bound=test.lower_bound(),
+        epsilon_estimate=plug_in_epsilon(k_p, n, k_q, n, test.delta), stage=stage,
+        support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
+        certificate=BETTING, level=float(level), e_value=test.e_value,
+        betting_alpha=float(test.alpha),
+        wealth_path=tuple((int(n), float(w)) for n, w in test.path)), event
 
 
 def resolution(claim: float, delta: float, witness: Witness | None) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..evidence import BETTING
 from ..region import boundary, box_outside
 from ..stats import cp_lower, cp_upper
 
@@ -104,6 +105,13 @@ def figure_data(result) -> dict:
             "outcome": result.outcome, "claim": {"epsilon": eps, "delta": delta},
             "witness": None, "family": []}
     w = result.witness
+    if w is not None and w.certificate == BETTING:
+        # the betting test certifies no single event's (q, p): its evidence is the wealth
+        data["witness"] = {"certificate": w.certificate, "certified_epsilon":
+                           w.epsilon_lower_bound, "wealth_path": [list(v) for v in w.wealth_path],
+                           "threshold": 1.0 / w.betting_alpha,
+                           "outside": bool(w.e_value >= 1.0 / w.betting_alpha)}
+        return data
     if w is not None:
         shape = witness_shape(w, delta)
         data["witness"] = {"box": witness_box(w), "certified_epsilon": w.epsilon_lower_bound,

@@ -146,11 +146,41 @@ def _family_panel(ax, result, data) -> None:
     ax.legend(loc="lower right", fontsize=7, framealpha=0.92)
 
 
+def _wealth_panel(ax, result, data) -> None:
+    """A betting test's evidence: its wealth against the runs bet on, and the line 1/α_bet at
+    which it proves a violation (docs/theory.md §2.12)."""
+    wd = data["witness"]
+    runs = [n for n, _ in wd["wealth_path"]]
+    wealth = [w for _, w in wd["wealth_path"]]
+    colour = VIOLATION_RED if wd["outside"] else PASS_BLUE
+    ax.plot(runs, wealth, marker="o", ms=3, color=colour,
+            label="wealth of the bets against the claim (1 at the start)")
+    ax.axhline(wd["threshold"], color="#333333", ls="--", lw=1,
+               label=f"1/α_bet = {wd['threshold']:.4g}: reaching it proves a violation")
+    ax.axhline(1.0, color="#999999", lw=0.8)
+    if wd["outside"]:
+        ax.plot(runs[-1], wealth[-1], marker="o", ms=9, mfc="none", mec=VIOLATION_RED, mew=2,
+                label="the round that proved it")
+    ax.set(yscale="log", ylim=(min(min(wealth), 1.0) / 2, max(max(wealth), wd["threshold"]) * 3),
+           xlabel="search rounds settled (one run of D and one of D′ each), summed over pairs",
+           ylabel="wealth (log)", title="testing by betting: the evidence against the claim")
+    ax.title.set_fontsize(9)
+    ax.legend(loc="upper left", fontsize=7, framealpha=0.92)
+
+
 def witness_plot(result, path: Path) -> dict:
     """The first picture: the witness's certified shape against the claimed region on log
-    axes, zoomed on the witness (left), and the whole family of its tests (right). Returns the
-    figure data it drew (figures.figure_data)."""
+    axes, zoomed on the witness (left), and the whole family of its tests (right); for a
+    betting test's violation, its wealth path. Returns the figure data it drew
+    (figures.figure_data)."""
     data = figure_data(result)
+    if data["witness"] is not None and "wealth_path" in data["witness"]:
+        fig, ax = plt.subplots(figsize=(8.0, 5.0), dpi=110)
+        _wealth_panel(ax, result, data)
+        fig.suptitle(f"{result.mechanism}: {_verdict_text(result)}", fontsize=9,
+                     color=verdict_colour(result))
+        save_figure(fig, path)
+        return data
     fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 5.6), dpi=110)
     _witness_panel(left, result, data)
     _family_panel(right, result, data)

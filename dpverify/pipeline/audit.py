@@ -62,8 +62,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     docs/ci.md, with the environment variables DPVERIFY_PROGRESS_SECONDS and
     DPVERIFY_STALL_SECONDS and the warning printed when a chunk stalls).
     Ctrl-C stops the audit and returns what was certified so far, with `interrupted=True`.
-    stop_early: stop at the first stage that certifies a violation (default; stage j spends
-    α/2^{J−j+1}). False measures how broken a mechanism is: every stage runs, the earlier ones
+    stop_early: an ordinary audit (default): a test by betting on the search rows, with half of
+    α, stops at the first round that proves a violation, and the last stage certifies with
+    the other half (docs/method.md, "Testing by betting while searching"). False measures how broken a mechanism is: every stage runs, the earlier ones
     only choose and tune events on their fresh samples, and the last stage certifies with all
     of α (a tighter bound at the same budget; nothing is certified if it is interrupted first).
     seconds: a measurement run's time budget (needs stop_early=False): each stage runs only if

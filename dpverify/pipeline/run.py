@@ -1,15 +1,17 @@
 """One (ε, δ) audit as a pipeline of named stages (docs/method.md, "The audit, stage by stage").
 
-    for each stage j:  fit the time budget → choose events (search) → prepare (pilot,
-                       certificates) → count on a fresh sample → record (witness, tracked grids)
-                       → stop at a violation (ordinary audits)
+    for each stage j:  fit the time budget → choose events (search, in rounds that settle the
+                       betting test's bets first) → stop at a violation the bets proved
+                       (ordinary audits) → prepare (pilot, certificates) → count on a fresh
+                       sample → record (witness, tracked grids)
 
 `AuditRun` owns the run's state; `dpverify.audit` builds one from validated options
-(`pipeline.request.AuditRequest`) and calls `run()`. The statistical argument, stated once: at
-stage j the events are chosen on search samples and on counts of earlier stages' samples only,
-then counted on fresh samples drawn for stage j, each of its events with its share of α_j
-(docs/theory.md §2); by the union bound the chance that any reported bound exceeds the true ε is
-at most α = 1 − confidence.
+(`pipeline.request.AuditRequest`) and calls `run()`. The statistical argument, stated once: an
+ordinary audit's betting test (`pipeline.betting`) reaches 1/α_bet with probability at most
+α_bet under the claim, whenever it stops (Ville's inequality, docs/theory.md §2.12); the last
+stage's events are chosen on search samples and on counts of earlier stages' samples only, then
+counted on fresh samples, each with its share of the last stage's α (docs/theory.md §2); by the
+union bound the chance that any reported bound exceeds the true ε is at most α = 1 − confidence.
 """
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ from typing import NamedTuple
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
 from ..attacks.planning import TAIL_RUNGS
-from ..certify import (Certificate, certifying_counts, choose_coupling, grid_counts, grid_slice,
-                       pilot, privacy_curves_of, resolution, witness_of)
+from ..certify import (Certificate, betting_witness, certifying_counts, choose_coupling,
+                       grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..evidence import with_examples
@@ -31,6 +33,7 @@ from ..result import AuditResult, StageSummary, Witness
 from ..sampling import LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, check_uses_rng
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
+from .betting import BETTING_SHARE, BettingTest
 from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
@@ -61,8 +64,14 @@ class AuditRun:
         self.mech, self.request, self.settings = mech, request, settings
         self.started = time.perf_counter() if started is None else started
         self.K = request.certify_per_stage
+        # an ordinary audit tests by betting on its search rows with half of α, anytime-valid,
+        # and certifies its last stage with the other half; a measurement run certifies only
+        alpha = 1.0 - request.confidence
+        self.betting = (BettingTest(request.epsilon, request.delta, alpha * BETTING_SHARE)
+                        if request.stop_early else None)
         self.schedule = Schedule(request.samples, request.confidence, request.stop_early, self.K,
-                                 settings.first_stage, settings.growth)
+                                 settings.first_stage, settings.growth,
+                                 betting_alpha=self.betting.alpha if self.betting else 0.0)
         # common random numbers (paired search and tuning, the coupled certificate) need M(D)
         # and M(D') to draw from one seed; a mechanism with its own randomness cannot
         self.shared_seeds = not mech.draws_own_randomness
@@ -86,8 +95,11 @@ class AuditRun:
         deadline = None if r.time_limit is None else time.monotonic() + r.time_limit
         self.pair_list, search_runs = self._pairs(deadline)
         self.bar = Progress(self.mech.name, len(self.schedule), enabled=r.progress)
+        if self.betting is not None:
+            self.betting.progress = self.bar
         self.budget = TimeBudget(r.seconds, self.started) if r.seconds is not None else None
-        self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings)
+        self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings,
+                             betting=self.betting)
         with Sampler(self.mech, self.pair_list, r.seed, n_jobs=r.n_jobs, backend=r.backend,
                      deadline=deadline, progress=self.bar) as sampler:
             self.sampler = sampler
@@ -113,6 +125,9 @@ class AuditRun:
             key = self._next_seed_key(stage)
             self.bar.start_stage(j, self.schedule.sizes)
             probes = self._choose_events(stage)
+            if self.betting is not None and self.betting.violation:
+                self._record_betting(j)
+                break
             stage, plan = self._prepare(stage, probes, key)
             counted = self._count(stage, plan, key)
             self._record(stage, plan, counted)
@@ -445,6 +460,12 @@ class AuditRun:
                                           n_p, n_q, plan.level / (1.0 - self.request.confidence))
         return w
 
+    def _record_betting(self, j: int) -> None:
+        """The betting test's violation as the audit's witness (`certify.betting_witness`)."""
+        self.best, self.best_event = betting_witness(self.pair_list, self.betting, j)
+        self.stages.append(StageSummary(j, 0, self.betting.alpha, 0,
+                                        self.best.epsilon_lower_bound))
+
     def _violation_found(self) -> bool:
         """An ordinary audit stops at the first stage whose bound exceeds the claim."""
         return (self.request.stop_early and self.best is not None
@@ -453,10 +474,19 @@ class AuditRun:
     # ---- result ---------------------------------------------------------------------------
 
     def _result(self, runs, search_runs: int) -> AuditResult:
+        if self.best is None and self.betting is not None and self.betting.streams:
+            # an ordinary audit stopped before its last stage: its evidence so far is the
+            # betting test's (a bound only if the test has rejected)
+            self.best, self.best_event = betting_witness(self.pair_list, self.betting,
+                                                         len(self.stages))
         r, best = self.request, self.best
         lower = best.epsilon_lower_bound if best is not None else -math.inf
         if best is not None and not self.interrupted:
-            best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
+            try:
+                best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
+            except KeyboardInterrupt:
+                pass  # Ctrl-C while drawing the illustration: the audit's result stands
+
         curves = (privacy_curves_of(self.best_curve, r.epsilon, r.delta, 1.0 - r.confidence)
                   if r.curves and self.best_curve is not None else None)
         return AuditResult(
@@ -466,4 +496,5 @@ class AuditRun:
             samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
             seconds=time.perf_counter() - self.started, seed=int(r.seed),
             stages=tuple(self.stages), interrupted=self.interrupted, curves=curves,
-            randomness=self.mech.randomness)
+            randomness=self.mech.randomness,
+            runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)))

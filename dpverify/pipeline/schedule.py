@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..stats import final_stage_alphas, stage_alphas
+from ..stats import final_stage_alphas
 
 
 def plan_stages(samples: int, first_stage: int = 1 << 10, growth: int = 4) -> list[int]:
@@ -40,19 +40,19 @@ class StagePlan:
 
 
 class Schedule:
-    """The stage sizes and their α_j. An ordinary audit spends α/2^{J−j+1} at stage j
-    (`stats.stage_alphas`); a measurement run spends all of α at its last stage
-    (`stats.final_stage_alphas`). A time budget may end the schedule early
-    (`end_at`, `shrink_at`)."""
+    """The stage sizes and their α_j: the stages before the last spend nothing (their fresh
+    samples choose and tune the last stage's events), the last spends what the betting test
+    leaves (`stats.final_stage_alphas`): α − `betting_alpha`, where an ordinary audit's test by
+    betting on the search rows spends `betting_alpha` (pipeline.betting; a measurement run has
+    none). A time budget may end the schedule early (`end_at`, `shrink_at`)."""
 
     def __init__(self, samples: int, confidence: float, stop_early: bool, per_stage: int,
-                 first_stage: int = 1 << 10, growth: int = 4):
-        self.alpha = 1.0 - confidence
+                 first_stage: int = 1 << 10, growth: int = 4, betting_alpha: float = 0.0):
+        self.alpha = 1.0 - confidence - betting_alpha  # what the certifying stages spend
         self.stop_early = stop_early
         self.per_stage = per_stage  # K: the events a stage certifies
         self.sizes = plan_stages(int(samples), first_stage, growth)
-        spend = stage_alphas if stop_early else final_stage_alphas
-        self.alphas = spend(self.alpha, len(self.sizes))
+        self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
 
     def __len__(self) -> int:
         return len(self.sizes)

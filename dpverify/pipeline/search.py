@@ -11,8 +11,10 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..attacks import Candidate, learn_pair, pair_events
+from ..attacks.bets import pair_offers
 from ..sampling.encoding import Encoded
 from ..sampling import SEARCH, return_freed_memory, split_into_chunks
+from ..sampling.chunks import ROUND_KEY_BASE
 from .settings import DEFAULT_SETTINGS, Settings
 
 
@@ -50,6 +52,37 @@ def most_promising_pairs(candidates: list[Candidate], how_many: int) -> list[int
     return pairs
 
 
+def round_sizes(n_j: int) -> list[int]:
+    """The rounds of a stage's n_j search rows per pair: an eighth, an eighth, a quarter and a
+    half (a round doubles the rows before it, so each bet is settled on as many rows as its
+    event was learned on), in whole pairs of rows."""
+    parts = [n_j // 8, n_j // 8, n_j // 4]
+    parts = [max(2, n // 2 * 2) for n in parts]
+    return parts + [max(2, n_j - sum(parts))]
+
+
+STEPS_PER_ROUND = 4        # a round's rows are settled in up to this many steps ...
+LEAST_STEP_ROWS = 1 << 12  # ... of at least this many rows per pair
+
+
+def round_steps(rows: dict) -> list[dict]:
+    """A round's rows per pair cut into steps: the bets stay those of the round, but the wealth
+    is checked after each step, so a violation stops the draw within the round (up to
+    STEPS_PER_ROUND steps of at least LEAST_STEP_ROWS rows of the round's largest pair, in
+    whole pairs of rows)."""
+    steps = max(1, min(STEPS_PER_ROUND, max(rows.values()) // LEAST_STEP_ROWS))
+    cut = {p: [n * (s + 1) // steps // 2 * 2 for s in range(steps)] for p, n in rows.items()}
+    return [{p: c[s] - (c[s - 1] if s else 0) for p, c in cut.items()
+             if c[s] - (c[s - 1] if s else 0) > 0} for s in range(steps)]
+
+
+def round_key(j: int, r: int, step: int = 0) -> int:
+    """The seed-stream stage key of stage j's round r, step `step`: distinct from every other
+    round's and step's and, below the tuning and last stages' keys, from every certifying
+    stage's."""
+    return j * ROUND_KEY_BASE + r * STEPS_PER_ROUND + step
+
+
 class Search:
     """The search samples of every pair and what was learned on them.
 
@@ -60,7 +93,7 @@ class Search:
     outputs, pair → (D, D')."""
 
     def __init__(self, n_pairs: int, floating_point: bool, paired: bool,
-                 settings: Settings = DEFAULT_SETTINGS):
+                 settings: Settings = DEFAULT_SETTINGS, betting=None):
         self.samples: dict = {(p, s): [] for p in range(n_pairs) for s in (0, 1)}
         self.kept = np.zeros(n_pairs, dtype=np.int64)
         self.active = list(range(n_pairs))
@@ -70,6 +103,10 @@ class Search:
         self.floating_point = floating_point
         self.paired = paired
         self.settings = settings
+        # the anytime-valid test (pipeline.betting.BettingTest) of an ordinary audit: search rows
+        # are then drawn in rounds, each settling the bets placed on it before joining the sample
+        self.betting = betting
+        self.rounds_learned: dict = {}  # pair → (sample sizes, models) of the latest round
 
     def cap(self) -> int:
         """Runs per input a pair's search sample may hold: `search_cap`, less if the active
@@ -84,23 +121,70 @@ class Search:
 
     def _draw(self, sampler, j: int, n_j: int) -> int:
         """More search runs for every active pair, up to the cap (returned, as it was before
-        drawing); each side's chunks joined."""
+        drawing); each side's chunks joined. With a betting test, in rounds (`_draw_rounds`)."""
         cap = self.cap()
-        tasks = [t for p in self.active for s in (0, 1)
-                 for t in split_into_chunks(int(min(n_j, max(cap - self.kept[p], 0))),
-                                            sampler.chunk_size, pair=p, side=s, stage=j,
-                                            purpose=SEARCH, coupled=self.paired)]
+        if self.betting is not None:
+            self._draw_rounds(sampler, j, n_j, cap)
+            return cap
+        self._append(self._drawn(sampler, {p: min(n_j, max(cap - self.kept[p], 0))
+                                           for p in self.active}, j))
+        return cap
+
+    def _drawn(self, sampler, rows: dict, stage_key: int) -> dict:
+        """`rows[p]` new search runs of each input of pair p: (p, side) → encoded outputs."""
+        tasks = [t for p, n in rows.items() for s in (0, 1)
+                 for t in split_into_chunks(int(n), sampler.chunk_size, pair=p, side=s,
+                                            stage=stage_key, purpose=SEARCH, coupled=self.paired)]
+        drawn: dict = {}
         for task, enc in zip(tasks, sampler.run(tasks)):
             # float32 halves the memory; an event is whatever the chosen rule selects, so
             # rounding while searching cannot affect soundness (float-bit attacks need the bits)
             if not self.floating_point:
                 enc.X = enc.X.astype(np.float32)
-            self.samples[task.pair, task.side].append(enc)
-            self.kept[task.pair] += task.size if task.side == 0 else 0
-        for p in self.active:
-            for s in (0, 1):
-                self.samples[p, s] = [Encoded.concat(self.samples[p, s])]
-        return cap
+            drawn.setdefault((task.pair, task.side), []).append(enc)
+        return {key: Encoded.concat(parts) for key, parts in drawn.items()}
+
+    def _append(self, drawn: dict) -> None:
+        for (p, s), enc in drawn.items():
+            self.samples[p, s] = [Encoded.concat(self.samples[p, s] + [enc])]
+            self.kept[p] += len(enc) if s == 0 else 0
+
+    def _draw_rounds(self, sampler, j: int, n_j: int, cap: int) -> None:
+        """Stage j's search runs in rounds (`round_sizes`), under seed keys of their own
+        (`round_key`). Each round's rows per pair follow the bets (`BettingTest.rows_for`);
+        they settle the bets placed before they were drawn, join the sample, and the models
+        learned on the sample so far place the bets on the next round. Stops drawing once the
+        test has found a violation."""
+        test = self.betting
+        for r, size in enumerate(round_sizes(n_j)):
+            rows = {p: min(n, max(cap - self.kept[p], 0))
+                    for p, n in test.rows_for(self.active, size).items()}
+            rows = {p: n for p, n in rows.items() if n > 0}
+            if not rows:
+                return
+            for step, step_rows in enumerate(round_steps(rows)):
+                drawn = self._drawn(sampler, step_rows, round_key(j, r, step))
+                test.settle({p: (drawn[p, 0], drawn[p, 1]) for p in step_rows})
+                self._append(drawn)
+                if test.violation:
+                    return
+            test.place(self._offers(sampler, rows))
+
+    def _offers(self, sampler, rows: dict) -> list:
+        """The bets each searched pair offers on its sample so far (models learned on it are
+        kept for the stage's ranking, `_models`)."""
+        def offers(p):
+            data = (self.samples[p, 0][0], self.samples[p, 1][0])
+            sizes = (len(data[0]), len(data[1]))
+            models = learn_pair(*data, self.floating_point, self.paired)
+            self.rounds_learned[p] = (sizes, models)
+            return pair_offers(p, models, self.betting.epsilon, self.betting.delta)
+
+        pairs = list(self.active)
+        found = ([offers(p) for p in pairs] if len(pairs) == 1 else
+                 Parallel(n_jobs=sampler.n_jobs, backend="threading")(
+                     delayed(offers)(p) for p in pairs))
+        return [o for per_pair in found for o in per_pair]
 
     def _models(self, p: int, data: dict, cap: int, relearned: list):
         """Pair p's learned models: reused if its sample has not grown since they were learned.
@@ -109,6 +193,8 @@ class Search:
         sizes = (len(data[p][0]), len(data[p][1]))
         if p in self.learned and self.learned[p][0] == sizes:
             return self.learned[p][1]
+        if p in self.rounds_learned and self.rounds_learned[p][0] == sizes:
+            return self.rounds_learned[p][1]
         relearned.append(sum(sizes))
         models = learn_pair(*data[p], self.floating_point, self.paired)
         if self.kept[p] >= cap and len(self.active) <= self.settings.active_pairs:
@@ -120,6 +206,8 @@ class Search:
         events: the best K for thresholds planned at `planned` certifying runs per input
         (default n_j) and `level` per bound, with `n_final` the last stage's size."""
         cap = self._draw(sampler, j, n_j)
+        if self.betting is not None and self.betting.violation:
+            return Chosen([], [], {})
         data = {p: (self.samples[p, 0][0], self.samples[p, 1][0]) for p in self.active}
         return_freed_memory()
         relearned: list = []
@@ -149,3 +237,4 @@ class Search:
         for p in set(range(len(self.kept))) - set(self.active):
             self.samples[p, 0], self.samples[p, 1] = [], []
             self.learned.pop(p, None)
+            self.rounds_learned.pop(p, None)

@@ -37,6 +37,10 @@ COUPLED_SIDES = 2
 # Search stages keep their index: 1, 2, ..., far below these.
 LAST_STAGE_KEY = 1 << 20
 TUNING_STAGE_KEY = LAST_STAGE_KEY - 1
+# An ordinary audit draws stage j's search rows in rounds of up to 4 steps
+# (pipeline.search.round_sizes, round_steps), step s of round r under stage key
+# j·ROUND_KEY_BASE + 4r + s: distinct from each other and from every other key.
+ROUND_KEY_BASE = 64
 
 
 @dataclass(frozen=True)
@@ -104,5 +108,8 @@ def describe_task(task: ChunkTask) -> str:
     purpose = {SEARCH: "search", CERTIFY: "certify", PREFLIGHT: "pre-flight",
                PAIR_SEARCH: "input search", TIMING: "pilot"}[task.purpose]
     side = ("D", "D'")[task.side]
-    return (f"{stage_of_key(task.stage)} ({purpose}), pair {task.pair}, input {side}, "
+    stage = stage_of_key(task.stage)
+    if task.purpose == SEARCH and ROUND_KEY_BASE <= task.stage < TUNING_STAGE_KEY // 2:
+        stage = f"stage {task.stage // ROUND_KEY_BASE}, round {task.stage % ROUND_KEY_BASE // 4 + 1}"
+    return (f"{stage} ({purpose}), pair {task.pair}, input {side}, "
             f"chunk {task.index} (samples {task.start}..{task.start + task.size - 1})")
