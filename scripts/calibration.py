@@ -1,15 +1,18 @@
 """Calibration of dpverify: false-alarm rate on exactly tight mechanisms, detection power vs samples.
 
 What is measured
-    (a) False-alarm rate. Three correct mechanisms whose true ε is exactly 1 — Laplace
-        (``make_laplace(1.0)``), binary randomized response (``make_randomized_response(1.0)``)
-        and the two-sided geometric mechanism (``make_geometric(1.0)``) — are each audited N
-        times, seeds 0..N−1, at claimed ε = 1 (their true ε: the hardest honest claim there is),
-        ``samples=S`` certifying samples per input at the last stage, ``n_jobs=1``. Every
-        "violation" verdict is a false alarm. Each is audited twice per seed: as an ordinary
-        audit (stages spend α/2^{J−j+1}, stopping at the first violation) and as a measurement
-        run (``stop_early=False``: only the last stage certifies, with all of α; what the
-        benchmark uses). The script reports, per mechanism and mode and pooled over all rows,
+    (a) False-alarm rate. Four correct mechanisms whose true ε is exactly 1 — Laplace
+        (``make_laplace(1.0)``), binary and 64-ary randomized response
+        (``make_randomized_response(1.0)``, ``k=64``) and the two-sided geometric mechanism
+        (``make_geometric(1.0)``) — are each audited N times, seeds 0..N−1, at claimed ε = 1
+        (their true ε: the hardest honest claim there is), ``samples=S`` certifying samples per
+        input at the last stage, ``n_jobs=1``. Every "violation" verdict is a false alarm. Each
+        is audited twice per seed: as an ordinary audit (a test by betting on the search rows
+        with α/2, which may stop at any round, and the last stage with α/2) and as a
+        measurement run (``stop_early=False``: only the last stage certifies, with all of α;
+        what the benchmark uses). Ordinary audits are also stopped at a random point, a random
+        run count (reproducible) or a random time, as a run cap, a time budget or Ctrl-C would
+        stop them: the betting test's promise must hold whenever it stops. The script reports, per mechanism and mode and pooled over all rows,
         the count, the rate and a two-sided 95 % Clopper–Pearson interval on the rate
         (``statsmodels.stats.proportion.proportion_confint(method="beta")``), and where the
         interval lies against 1 − confidence, the rate the engine promises not to exceed:
@@ -50,6 +53,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import random
 import sys
@@ -78,7 +82,17 @@ TIGHT = (
     ("laplace", "make_laplace(1.0)", make_laplace),
     ("randomized_response", "make_randomized_response(1.0)", make_randomized_response),
     ("geometric", "make_geometric(1.0)", make_geometric),
+    # 64 categories: the event {o = D's value} and every union of it with others is tight at
+    # once, so a search has many exactly tight events to choose among
+    ("randomized_response_64", "make_randomized_response(1.0, k=64)",
+     lambda eps: make_randomized_response(eps, k=64, name="randomized_response_64")),
 )
+# Ordinary audits stopped at a random point, as a run cap or a time budget would stop them
+# (the stop arrives as Ctrl-C does, and the audit reports what it had proved by then): the
+# betting test must keep its promise whenever it is stopped.
+STOPS = ("run", "time")
+RUN_CAP_RANGE = (1 << 8, 1 << 16)   # log-uniform: from the first search round to past the last
+TIME_CAP_RANGE = (0.001, 0.04)      # seconds, uniform: the audits at 4096 take ~0.02-0.08 s
 # The tight mechanisms whose rows also measure the coupled certificate: those whose pilots
 # couple (tests/test_engine.py checks that Laplace does). Randomized response is left out
 # because its shared coins make the two inputs' outputs always differ, so it never couples
@@ -158,6 +172,58 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
         "seconds": seconds,
         "seconds_per_audit": seconds / runs,
     }
+
+
+def stopped_at_random(mech, seed: int, kind: str):
+    """`mech` that raises KeyboardInterrupt (what Ctrl-C raises in the audit's thread) once it
+    has run more runs than a cap, or for longer than a number of seconds, drawn for this seed:
+    log-uniform over RUN_CAP_RANGE runs (kind "run") or uniform over TIME_CAP_RANGE seconds
+    (kind "time", measured from the first call; not reproducible)."""
+    rng = np.random.default_rng([seed, 0x5709])
+    if kind == "run":
+        cap = float(np.exp(rng.uniform(*np.log(RUN_CAP_RANGE))))
+    else:
+        cap = float(rng.uniform(*TIME_CAP_RANGE))
+    state = {"runs": 0, "start": None}
+
+    def stops(data, rng_, size):
+        state["start"] = state["start"] or time.perf_counter()
+        state["runs"] += size
+        used = state["runs"] if kind == "run" else time.perf_counter() - state["start"]
+        if used > cap:
+            raise KeyboardInterrupt
+        return mech.fn(data, rng_, size)
+
+    return replace(mech, fn=stops, name=f"{mech.name} (stopped)")
+
+
+def stopped_false_alarms(name: str, factory_text: str, make, kind: str, runs: int,
+                         samples: int, confidence: float, log, first_seed: int = 0) -> dict:
+    """Ordinary audits of a tight mechanism, each stopped at a random point
+    (`stopped_at_random`): every "violation" is a false alarm, as in `false_alarms`."""
+    mech = make(TRUE_EPS)
+    label = f"{name} (stopped at a random {'run count' if kind == 'run' else 'time'})"
+    alarms, alarm_seeds, stopped = 0, [], 0
+    started = time.perf_counter()
+    for seed in range(first_seed, first_seed + runs):
+        res = dpverify.audit(stopped_at_random(mech, seed, kind), epsilon=TRUE_EPS,
+                             samples=samples, seed=seed, n_jobs=1, confidence=confidence)
+        stopped += res.interrupted
+        if res.verdict == "violation":
+            alarms += 1
+            alarm_seeds.append(seed)
+    seconds = time.perf_counter() - started
+    lo, hi = clopper_pearson(alarms, runs)
+    log(f"  {label}: {alarms}/{runs} false alarms, {stopped} stopped before the end, "
+        f"{seconds:.1f} s")
+    return {"mechanism": label, "factory": f"{factory_text}, stopped at a random {kind}",
+            "claimed_epsilon": TRUE_EPS, "true_epsilon": TRUE_EPS, "runs": runs,
+            "samples": samples, "confidence": confidence, "false_alarms": alarms,
+            "alarm_seeds": alarm_seeds, "rate": alarms / runs, "ci_low": lo, "ci_high": hi,
+            "nominal_max_rate": 1.0 - confidence, "ci_high_within_nominal": hi <= 1.0 - confidence,
+            "ci_low_above_nominal": lo > 1.0 - confidence, "stopped_before_the_end": stopped,
+            "bound_max": None, "bound_median": None, "runs_per_audit_median": None,
+            "coupled_witnesses": 0, "seconds": seconds, "seconds_per_audit": seconds / runs}
 
 
 def pooled(rows: list[dict], confidence: float) -> dict:
@@ -272,6 +338,15 @@ def plot_power(path: Path, cells: list[dict], meta: dict) -> None:
     plt.close(fig)
 
 
+def stopped_text(rows: list[dict]) -> str:
+    """How many of the stopped rows' audits the stop reached before their end."""
+    stopped = [r for r in rows if "stopped_before_the_end" in r]
+    if not stopped:
+        return "no such rows in this run"
+    return (f"{sum(r['stopped_before_the_end'] for r in stopped):,} of "
+            f"{sum(r['runs'] for r in stopped):,} were stopped before their end")
+
+
 def fmt_num(x) -> str:
     return "—" if x is None else f"{x:.4g}"
 
@@ -312,7 +387,7 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         f"{first}..{first + meta['runs'] - 1}"
         + (" (the recomputed rows; the others keep the seeds of the run they come from)"
            if meta.get("recomputed_only") else "")
-        + "; the last rows are measurement runs at "
+        + "; the rows *at 2^k* are measurement runs at "
         f"`samples={meta['coupled_samples']}`, seeds 0..{meta['coupled_runs'] - 1}, large "
         "enough for the coupled certificate (*coupled witnesses*: how many audits' witness it "
         "certified; randomized response never couples, as shared coins make its outputs "
@@ -343,10 +418,15 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         "*Against*: *below* when the whole interval is below the promised rate, *consistent* "
         "when it contains it, **above** when the whole interval is above it (a broken promise).",
         "",
-        "Why most rates sit below the promise: 1 − confidence is a union bound. The "
-        "α = 1 − confidence budget is split over the stages of the growing sample schedule "
-        "(stage j of J spends α/2^(J−j+1)) and over the candidate events certified in a stage. "
-        "Each event's share goes to one conditional ratio test (exact, given Poisson sample "
+        "Why most rates sit below the promise: 1 − confidence is a union bound. An ordinary "
+        "audit spends half of α = 1 − confidence on its test by betting (a supermartingale "
+        "that reaches 2/α with probability at most α/2 under any stopping rule, by Ville's "
+        "inequality, which is rarely tight) and half on its last stage, split over the "
+        "candidate events it certifies. The rows *stopped at a random run count / time* stop "
+        f"ordinary audits at a random point (log-uniform over {RUN_CAP_RANGE[0]:,}–"
+        f"{RUN_CAP_RANGE[1]:,} runs, or uniform over {TIME_CAP_RANGE[0]:g}–{TIME_CAP_RANGE[1]:g} "
+        "s) by the Ctrl-C a run cap or a time budget would send; what they had proved by then "
+        f"is their verdict ({stopped_text(fa_rows)}). Each last-stage event's share goes to one conditional ratio test (exact, given Poisson sample "
         "sizes; used for δ = 0 where the search data expect it to be tighter) or to two "
         "one-sided Clopper–Pearson limits (P[M(D) ∈ S] from below, P[M(D′) ∈ S] from above, "
         "which must miss together, so that certificate is conservative). On these exactly tight "
@@ -434,6 +514,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="directory for calibration.json/.md and the two PNG plots")
     p.add_argument("--runs", type=int, default=1000,
                    help="seeded audits per tight mechanism for the false-alarm rate (default 1000)")
+    p.add_argument("--stopped-runs", type=int, default=250,
+                   help="seeded audits per tight mechanism and kind of stop (default 250)")
     p.add_argument("--samples", type=int, default=4096,
                    help="certifying samples per input for the false-alarm audits (default 4096)")
     p.add_argument("--coupled-runs", type=int, default=400,
@@ -447,6 +529,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "(default 0; a follow-up on fresh seeds starts past the last run's)")
     p.add_argument("--power-seeds", type=int, default=40,
                    help="seeds per (r, samples) cell of the power grid (default 40)")
+    p.add_argument("--render-only", action="store_true",
+                   help="rewrite calibration.md and the plots from OUT/calibration.json")
     p.add_argument("--only", metavar="NAME",
                    help="recompute only the false-alarm rows whose mechanism name contains "
                         "NAME; every other row and the power grid are read back from "
@@ -464,9 +548,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def render(out: Path) -> None:
+    """calibration.md and the two plots from OUT/calibration.json."""
+    doc = json.loads((out / "calibration.json").read_text(encoding="utf-8"))
+    write_markdown(out / "calibration.md", doc["false_alarms"], doc["false_alarms_pooled"],
+                   doc["power"], doc["meta"])
+    plot_false_alarms(out / "calibration_false_alarms.png", doc["false_alarms"], doc["meta"])
+    plot_power(out / "calibration_power.png", doc["power"], doc["meta"])
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.render_only:
+        render(args.out)
+        return 0
 
     def log(msg):
         print(msg, flush=True)
@@ -519,6 +615,13 @@ def main(argv=None) -> int:
         log(f"{factory_text} at samples={args.coupled_samples}: {row['false_alarms']}/"
             f"{row['runs']} false alarms ({row['coupled_witnesses']} coupled witnesses), "
             f"rate {row['rate']:.4f}, 95% CI {fmt_ci(row['ci_low'], row['ci_high'])}")
+    for kind in STOPS:
+        for name, factory_text, make in TIGHT:
+            label = f"{name} (stopped at a random {'run count' if kind == 'run' else 'time'})"
+            row = (kept.get((label, True)) if kept is not None else None) or \
+                stopped_false_alarms(name, factory_text, make, kind, args.stopped_runs,
+                                     args.samples, args.confidence, log, args.first_seed)
+            fa_rows.append(row)
     pool = pooled(fa_rows, args.confidence)
     log(f"pooled: {pool['false_alarms']}/{pool['runs']}, rate {pool['rate']:.4f}, "
         f"95% CI {fmt_ci(pool['ci_low'], pool['ci_high'])}")
