@@ -76,6 +76,10 @@ def round_steps(rows: dict) -> list[dict]:
              if c[s] - (c[s - 1] if s else 0) > 0} for s in range(steps)]
 
 
+RELEARN_GROWTH = 1.5    # with no bet placed, a pair learns again once its sample has grown
+RELEARN_FROM = 1 << 15  # 1.5× (samples of at least this many runs per input)
+
+
 def round_key(j: int, r: int, step: int = 0) -> int:
     """The seed-stream stage key of stage j's round r, step `step`: distinct from every other
     round's and step's and, below the tuning and last stages' keys, from every certifying
@@ -107,6 +111,7 @@ class Search:
         # are then drawn in rounds, each settling the bets placed on it before joining the sample
         self.betting = betting
         self.rounds_learned: dict = {}  # pair → (sample sizes, models) of the latest round
+        self.round_offers: dict = {}    # pair → (runs per input, offers) when last learned
 
     def cap(self) -> int:
         """Runs per input a pair's search sample may hold: `search_cap`, less if the active
@@ -172,13 +177,26 @@ class Search:
 
     def _offers(self, sampler, rows: dict) -> list:
         """The bets each searched pair offers on its sample so far (models learned on it are
-        kept for the stage's ranking, `_models`)."""
+        kept for the stage's ranking, `_models`). While no bet is placed anywhere, a pair
+        whose sample holds at least RELEARN_FROM runs per input and has grown by less than
+        RELEARN_GROWTH since its models were learned offers what it offered then: learning
+        costs in proportion to the sample, a pair's sample grows by a third to a half a round,
+        and a mechanism that meets its claim offers nothing round after round. Small samples,
+        and every pair once any bet is placed, learn every round, so that evidence forming
+        anywhere is noticed at once."""
+        idle = not self.betting.placed
+
         def offers(p):
             data = (self.samples[p, 0][0], self.samples[p, 1][0])
             sizes = (len(data[0]), len(data[1]))
+            if (idle and p in self.round_offers and sizes[0] >= RELEARN_FROM
+                    and sizes[0] < RELEARN_GROWTH * self.round_offers[p][0]):
+                return self.round_offers[p][1]
             models = learn_pair(*data, self.floating_point, self.paired)
             self.rounds_learned[p] = (sizes, models)
-            return pair_offers(p, models, self.betting.epsilon, self.betting.delta)
+            found = pair_offers(p, models, self.betting.epsilon, self.betting.delta)
+            self.round_offers[p] = (sizes[0], found)
+            return found
 
         pairs = list(self.active)
         found = ([offers(p) for p in pairs] if len(pairs) == 1 else
@@ -238,3 +256,4 @@ class Search:
             self.samples[p, 0], self.samples[p, 1] = [], []
             self.learned.pop(p, None)
             self.rounds_learned.pop(p, None)
+            self.round_offers.pop(p, None)
