@@ -471,6 +471,63 @@ def header(meta: dict) -> list[str]:
         + ("" if meta.get("complete") else " (partial run)") + ".", ""]
 
 
+# ---------------------------------------------------------------------------------------------
+# passes: what the engine costs where there is nothing to find
+# ---------------------------------------------------------------------------------------------
+
+PASS_SEEDS = (0, 1)
+
+
+def pass_row(name: str, mech, seeds, log) -> dict:
+    """A correct mechanism's ordinary audits at default settings: verdict, resolution and runs
+    per seed."""
+    audits = []
+    for seed in seeds:
+        started = time.perf_counter()
+        r = dpverify.audit(mech, seed=seed, progress=False)
+        audits.append({"seed": seed, "verdict": r.verdict, "resolution": float(r.resolution),
+                       "samples": int(r.samples), "seconds": time.perf_counter() - started})
+        log(f"  {name} seed {seed}: {r.verdict}, resolution {r.resolution:.4f}, "
+            f"{r.samples:,} runs")
+    return {"mechanism": name, "audits": audits}
+
+
+def pass_rows(seeds, log) -> list[dict]:
+    """`pass_row` of every correct mechanism of the zoo."""
+    return [pass_row(name, ZOO[name], seeds, log) for name in ZOO if name in CORRECT]
+
+
+def passes_section(passes: list[dict], before: dict) -> list[str]:
+    """The passes table: per correct mechanism and seed, the resolution and runs of this engine
+    beside the engine before (`before`: name → its pass row), and the totals."""
+    if not passes:
+        return []
+    lines = ["## Passes: the correct mechanisms of the zoo", "",
+             "Ordinary audits at default settings; *resolution* is the true ε the budget would "
+             "catch about half the time on an event as likely as the best one "
+             "(`result.resolution`), *runs* every mechanism call.", "",
+             "| mechanism | seed | verdict | resolution | before | change | runs | before "
+             "| change |", "|---|--:|---|--:|--:|--:|--:|--:|--:|"]
+    worst, total, total_before = 0.0, 0, 0
+    for row in passes:
+        old = {a["seed"]: a for a in (before.get(row["mechanism"]) or {}).get("audits", [])}
+        for a in row["audits"]:
+            b = old.get(a["seed"])
+            res = (f"{b['resolution']:.4f} | {100 * (a['resolution'] / b['resolution'] - 1):+.1f}%"
+                   if b else "— | —")
+            runs = f"{b['samples']:,} | {100 * (a['samples'] / b['samples'] - 1):+.0f}%" if b else "— | —"
+            lines.append(f"| {row['mechanism']} | {a['seed']} | {a['verdict']} | "
+                         f"{a['resolution']:.4f} | {res} | {a['samples']:,} | {runs} |")
+            if b:
+                worst = max(worst, abs(a["resolution"] / b["resolution"] - 1))
+                total, total_before = total + a["samples"], total_before + b["samples"]
+    if total_before:
+        lines += ["", f"Largest change of a resolution: {100 * worst:.1f}%. Runs over all "
+                      f"these audits: {total:,} against {total_before:,} before "
+                      f"({100 * (total / total_before - 1):+.1f}%)."]
+    return lines + [""]
+
+
 def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
     """detection.md from the JSON's rows and meta."""
     oracle_rows = [r for r in rows if r.get("oracle")]
@@ -481,6 +538,7 @@ def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
         *[table_line(r) for r in rows], "",
         "## Checks (SVT3, SVT4, SVT5, SVT6, RNM3, RNM4)", "", *checks(rows), "",
+        *passes_section(meta.get("passes", []), meta.get("passes_before", {})),
         "## The oracle's events", "",
         "The measurement run's best event, the same family at the threshold the oracle chose, "
         "its rates on "
@@ -539,6 +597,10 @@ def parse(argv):
                         help="stop a row's seeds once the row has run T seconds")
     parser.add_argument("--rewrite-markdown", action="store_true",
                         help="only rewrite DIR/detection.md from DIR/detection.json")
+    parser.add_argument("--passes", action="store_true",
+                        help="only audit the zoo's correct mechanisms (seeds 0 and 1), into "
+                             "DIR/detection.json's passes (or --json-out's with --engine-only); "
+                             "with --before, beside that file's passes")
     args = parser.parse_args(argv)
     if args.engine_only and not args.json_out:
         parser.error("--engine-only needs --json-out FILE")
@@ -583,6 +645,8 @@ def main(argv=None) -> int:
         rows, meta = read_json(args.out / "detection.json")
         write_markdown(args.out / "detection.md", rows, meta)
         return 0
+    if args.passes:
+        return run_passes(args, log)
     reused = previous_oracles(args.out) if args.reuse_oracle else {}
     before, meta["before"] = before_rows(args.before)
     json_path = args.json_out if args.engine_only else args.out / "detection.json"
@@ -611,6 +675,24 @@ def main(argv=None) -> int:
         write_markdown(args.out / "detection.md", rows, meta)
         log("\n".join(checks(rows)))
     log(f"total {meta['wall_seconds']:.0f} s; wrote {json_path}")
+    return 0
+
+
+def run_passes(args, log) -> int:
+    """--passes: the passes of this engine into a JSON (DIR/detection.json's meta, or
+    --json-out's with --engine-only), beside --before's passes."""
+    passes = pass_rows(PASS_SEEDS, log)
+    if args.engine_only:
+        write_json(args.json_out, [], {"engine": engine_meta(), "passes": passes})
+        return 0
+    rows, meta = read_json(args.out / "detection.json")
+    meta["passes"] = passes
+    if args.before:
+        _, before_meta = read_json(args.before)
+        meta["passes_before"] = {r["mechanism"]: r for r in before_meta.get("passes", [])}
+    write_json(args.out / "detection.json", rows, meta)
+    write_markdown(args.out / "detection.md", rows, meta)
+    log("\n".join(passes_section(passes, meta.get("passes_before", {}))))
     return 0
 
 
