@@ -287,28 +287,29 @@ def power_cell(ratio: float, exponent: int, seeds: int, confidence: float) -> di
 # ---------------------------------------------------------------------------------------------
 
 def plot_false_alarms(path: Path, rows: list[dict], meta: dict) -> None:
-    fig, ax = plt.subplots(figsize=(9, 4.6))
-    names = [r["mechanism"].replace("_", " ").replace(" (", "\n(") for r in rows]
-    x = np.arange(len(rows))
+    """Each row's rate with its interval, one line per row (rows read top to bottom as in the
+    table), against the promised maximum."""
+    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.32 * len(rows)))
+    names = [r["factory"].replace("stop_early=False", "measurement").removeprefix("make_")
+             .replace("(1.0)", "").replace("(1.0, k=64)", " k=64").replace("_", " ")
+             for r in rows]
+    y = np.arange(len(rows))[::-1]
     rate = np.array([r["rate"] for r in rows])
     err = np.array([[r["rate"] - r["ci_low"] for r in rows], [r["ci_high"] - r["rate"] for r in rows]])
-    ax.errorbar(x, rate, yerr=err, fmt="o", capsize=6, color="tab:blue",
+    ax.errorbar(rate, y, xerr=err, fmt="o", capsize=4, color="tab:blue",
                 label=f"observed rate, {CI_LEVEL:.0%} Clopper–Pearson CI")
     nominal = 1.0 - meta["confidence"]
-    ax.axhline(nominal, color="tab:red", linestyle="--",
+    ax.axvline(nominal, color="tab:red", linestyle="--",
                label=f"guaranteed maximum 1 − confidence = {nominal:g}")
-    ax.set_xticks(x, names, fontsize=8)
-    ax.set_xlim(-0.5, len(rows) - 0.5)
-    ax.set_ylim(0, max(nominal, max(r["ci_high"] for r in rows)) * 1.3)
-    ax.set_xlabel("mechanism (true ε = claimed ε = 1)")
-    ax.set_ylabel("false-alarm rate (violation verdicts / audits)")
-    ax.set_title(f"dpverify false alarms on exactly tight mechanisms\n"
-                 f"{meta['runs']} seeds each at samples = {meta['samples']}, "
-                 f"{meta['coupled_runs']} at {meta['coupled_samples']}, "
-                 f"confidence = {meta['confidence']:g}")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_yticks(y, [f"{n} ({r['samples']:,})" for n, r in zip(names, rows)], fontsize=7.5)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlim(0, max(nominal, max(r["ci_high"] for r in rows)) * 1.15)
+    ax.set_xlabel("false-alarm rate (violation verdicts / audits); true ε = claimed ε = 1")
+    ax.set_title(f"false alarms on exactly tight mechanisms, confidence {meta['confidence']:g}"
+                 " (samples per input in brackets)", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
