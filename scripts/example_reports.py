@@ -1,10 +1,14 @@
-"""Example audit reports: two broken and two correct mechanisms, rendered and screenshotted.
+"""Example audit reports: three broken and two correct mechanisms, rendered and screenshotted.
 
 Writes DIR/<name>/ exactly as `dpverify audit --report` does for
+- rnm3: Report Noisy Max releasing the max value (claim 0.1, true 0.25), an ordinary audit:
+  violated, proved by the betting test (its wealth picture);
 - svt4_eps1: the sparse vector technique's variant 4 (Lyu et al. 2017) claiming ε = 1 on 10
-  queries (true ε = 1.75): violated;
+  queries (true ε = 1.75), a measurement run (`--measure`): violated, one event certified on
+  fresh runs, with every curve picture;
 - gaussian_half_sigma: a Gaussian mechanism claiming (ε = 1, δ = 10⁻⁵) whose σ is half the
-  classic calibration's (true δ(1) ≈ 1.7·10⁻³): violated, with a δ > 0 claim;
+  classic calibration's (true δ(1) ≈ 1.7·10⁻³), a measurement run: violated, with a δ > 0
+  claim;
 - laplace_eps1: Laplace with ε = 1, correct;
 - randomized_response: binary randomized response with ε = 1, correct;
 then renders each index.html in headless Chromium (Debian's chromium package) to
@@ -28,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import dpverify  # noqa: E402
 from mechanisms_under_test.basic import make_laplace, make_randomized_response  # noqa: E402
+from mechanisms_under_test.noisy_max import make_rnm3  # noqa: E402
 from mechanisms_under_test.svt import make_svt4  # noqa: E402
 
 CLASSIC_SIGMA = math.sqrt(2 * math.log(1.25 / 1e-5))  # Dwork & Roth Thm A.1 at ε = 1, Δ = 1
@@ -40,10 +45,14 @@ def gaussian_half_sigma(data, rng, size):
 
 
 def examples() -> dict:
-    return {"svt4_eps1": make_svt4(epsilon=1.0, name="svt4_eps1"),
-            "gaussian_half_sigma": gaussian_half_sigma,
-            "laplace_eps1": make_laplace(1.0, name="laplace_eps1"),
-            "randomized_response": make_randomized_response(1.0, name="randomized_response")}
+    """name → (mechanism, audit options)."""
+    measure = {"stop_early": False}
+    return {"rnm3": (make_rnm3(), {}),
+            "svt4_eps1": (make_svt4(epsilon=1.0, name="svt4_eps1"), measure),
+            "gaussian_half_sigma": (gaussian_half_sigma, measure),
+            "laplace_eps1": (make_laplace(1.0, name="laplace_eps1"), {}),
+            "randomized_response": (make_randomized_response(1.0, name="randomized_response"),
+                                    {})}
 
 
 def screenshot(html: Path, png: Path) -> bool:
@@ -67,9 +76,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from dpverify.interfaces.report import write_report
 
-    for name, mech in examples().items():
+    for name, (mech, options) in examples().items():
         folder = (args.out / name).resolve()
-        result = dpverify.audit(mech, curves=True)
+        result = dpverify.audit(mech, curves=True, **options)
         document = {"results": [result.as_dict()], "meta": {"dpverify": dpverify.__version__,
                                                               "seed": 0}}
         write_report(folder, document, [result], [mech])
