@@ -93,7 +93,6 @@ def test_adversarial_stopping_keeps_false_alarms_under_alpha(alpha):
     upper = 1 - 0.05  # one-sided 95% Clopper–Pearson bound on the rate must not clear α
     from statsmodels.stats.proportion import proportion_confint
     low, _ = proportion_confint(alarms, runs, alpha=2 * (1 - upper), method="beta")
-    print("alarms", alarms, "of", runs)
     assert low <= alpha, (alarms, runs)
 
 
