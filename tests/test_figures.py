@@ -54,7 +54,7 @@ def figures(tmp_path_factory):
         mech = make()
         # measurement runs: their witness is one event certified on a fresh sample, whose
         # (q, p) the pictures draw (a betting test's witness is drawn as its wealth instead)
-        result = dpverify.audit(mech, samples=1 << 18, seed=0, curves=True, stop_early=False)
+        result = dpverify.audit(mech, samples=1 << 16, seed=0, curves=True, stop_early=False)
         assert result.verdict == expected, result.summary()
         folder = tmp_path_factory.mktemp(name)
         write_report(folder, {"results": [result.as_dict()], "meta": {}}, [result], [mech])
