@@ -27,8 +27,7 @@ def payoffs(epsilon, delta: float) -> np.ndarray:
     """Z = X − e^ε·Y − δ for the four joint outcomes (`OUTCOMES`), one row per ε
     (shape (len(ε), 4), or (4,) for a scalar ε)."""
     e = np.exp(np.asarray(epsilon, dtype=float))[..., None]
-    x = np.array([1.0, 0.0, 1.0, 0.0])
-    y = np.array([0.0, 1.0, 1.0, 0.0])
+    x, y = np.array(OUTCOMES, dtype=float).T
     return x - e * y - delta
 
 

@@ -60,7 +60,6 @@ class BettingTest:
         self.crossed = np.zeros(len(self.grid), bool)
         self.placed: list[PlacedBet] = []
         self.streams: dict = {}
-        self.rounds = 0
         self.rows = 0  # rounds settled, summed over pairs
         # (rows settled so far, wealth of the test of the claim) after each round
         self.path: list = [(0, 1.0)]
@@ -116,7 +115,6 @@ class BettingTest:
         row i of both one round. Rows of a pair with no bet change nothing."""
         if not rows:
             return
-        self.rounds += 1
         self.rows += sum(len(d) for d, _ in rows.values())
         if not self.placed:
             self.path.append((self.rows, self.e_value))

@@ -110,8 +110,8 @@ class Search:
         # the anytime-valid test (pipeline.betting.BettingTest) of an ordinary audit: search rows
         # are then drawn in rounds, each settling the bets placed on it before joining the sample
         self.betting = betting
-        self.rounds_learned: dict = {}  # pair → (sample sizes, models) of the latest round
-        self.round_offers: dict = {}    # pair → (runs per input, offers) when last learned
+        # pair → (sample sizes, models, offers) when the betting rounds last learned it
+        self.round_models: dict = {}
 
     def cap(self) -> int:
         """Runs per input a pair's search sample may hold: `search_cap`, less if the active
@@ -150,9 +150,17 @@ class Search:
         return {key: Encoded.concat(parts) for key, parts in drawn.items()}
 
     def _append(self, drawn: dict) -> None:
+        """Add drawn outputs to the samples; they are joined only when read (`_sample`)."""
         for (p, s), enc in drawn.items():
-            self.samples[p, s] = [Encoded.concat(self.samples[p, s] + [enc])]
+            self.samples[p, s].append(enc)
             self.kept[p] += len(enc) if s == 0 else 0
+
+    def _sample(self, p: int) -> tuple:
+        """Pair p's search outputs of D and of D′, each side's parts joined once."""
+        for s in (0, 1):
+            if len(self.samples[p, s]) > 1:
+                self.samples[p, s] = [Encoded.concat(self.samples[p, s])]
+        return self.samples[p, 0][0], self.samples[p, 1][0]
 
     def _draw_rounds(self, sampler, j: int, n_j: int, cap: int) -> None:
         """Stage j's search runs in rounds (`round_sizes`), under seed keys of their own
@@ -187,15 +195,15 @@ class Search:
         idle = not self.betting.placed
 
         def offers(p):
-            data = (self.samples[p, 0][0], self.samples[p, 1][0])
+            data = self._sample(p)
             sizes = (len(data[0]), len(data[1]))
-            if (idle and p in self.round_offers and sizes[0] >= RELEARN_FROM
-                    and sizes[0] < RELEARN_GROWTH * self.round_offers[p][0]):
-                return self.round_offers[p][1]
+            last = self.round_models.get(p)
+            if (idle and last is not None and sizes[0] >= RELEARN_FROM
+                    and sizes[0] < RELEARN_GROWTH * last[0][0]):
+                return last[2]
             models = learn_pair(*data, self.floating_point, self.paired)
-            self.rounds_learned[p] = (sizes, models)
             found = pair_offers(p, models, self.betting.epsilon, self.betting.delta)
-            self.round_offers[p] = (sizes[0], found)
+            self.round_models[p] = (sizes, models, found)
             return found
 
         pairs = list(self.active)
@@ -211,8 +219,8 @@ class Search:
         sizes = (len(data[p][0]), len(data[p][1]))
         if p in self.learned and self.learned[p][0] == sizes:
             return self.learned[p][1]
-        if p in self.rounds_learned and self.rounds_learned[p][0] == sizes:
-            return self.rounds_learned[p][1]
+        if p in self.round_models and self.round_models[p][0] == sizes:
+            return self.round_models[p][1]
         relearned.append(sum(sizes))
         models = learn_pair(*data[p], self.floating_point, self.paired)
         if self.kept[p] >= cap and len(self.active) <= self.settings.active_pairs:
@@ -226,7 +234,7 @@ class Search:
         cap = self._draw(sampler, j, n_j)
         if self.betting is not None and self.betting.violation:
             return Chosen([], [], {})
-        data = {p: (self.samples[p, 0][0], self.samples[p, 1][0]) for p in self.active}
+        data = {p: self._sample(p) for p in self.active}
         return_freed_memory()
         relearned: list = []
 
@@ -255,5 +263,4 @@ class Search:
         for p in set(range(len(self.kept))) - set(self.active):
             self.samples[p, 0], self.samples[p, 1] = [], []
             self.learned.pop(p, None)
-            self.rounds_learned.pop(p, None)
-            self.round_offers.pop(p, None)
+            self.round_models.pop(p, None)
