@@ -147,7 +147,6 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
             log(f"  {name}: {done}/{runs} audits, {alarms} false alarm(s), "
                 f"{time.perf_counter() - started:.1f} s")
     seconds = time.perf_counter() - started
-    lo, hi = clopper_pearson(alarms, runs)
     finite = [b for b in bounds if np.isfinite(b)]
     return {
         "mechanism": name,
@@ -157,14 +156,8 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
         "runs": runs,
         "samples": samples,
         "confidence": confidence,
-        "false_alarms": alarms,
         "alarm_seeds": alarm_seeds,
-        "rate": alarms / runs,
-        "ci_low": lo,
-        "ci_high": hi,
-        "nominal_max_rate": 1.0 - confidence,
-        "ci_high_within_nominal": hi <= 1.0 - confidence,
-        "ci_low_above_nominal": lo > 1.0 - confidence,
+        **rate_against_promise(alarms, runs, confidence),
         "bound_max": max(finite) if finite else None,
         "bound_median": float(np.median(finite)) if finite else None,
         "runs_per_audit_median": int(np.median(runs_made)),
@@ -172,6 +165,16 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
         "seconds": seconds,
         "seconds_per_audit": seconds / runs,
     }
+
+
+def rate_against_promise(alarms: int, runs: int, confidence: float) -> dict:
+    """A false-alarm count as a rate with its interval (`clopper_pearson`) and where the
+    interval lies against the promised 1 − confidence."""
+    lo, hi = clopper_pearson(alarms, runs)
+    promise = 1.0 - confidence
+    return {"false_alarms": alarms, "rate": alarms / runs, "ci_low": lo, "ci_high": hi,
+            "nominal_max_rate": promise, "ci_high_within_nominal": hi <= promise,
+            "ci_low_above_nominal": lo > promise}
 
 
 def stopped_at_random(mech, seed: int, kind: str):
@@ -213,33 +216,23 @@ def stopped_false_alarms(name: str, factory_text: str, make, kind: str, runs: in
             alarms += 1
             alarm_seeds.append(seed)
     seconds = time.perf_counter() - started
-    lo, hi = clopper_pearson(alarms, runs)
     log(f"  {label}: {alarms}/{runs} false alarms, {stopped} stopped before the end, "
         f"{seconds:.1f} s")
     return {"mechanism": label, "factory": f"{factory_text}, stopped at a random {kind}",
             "claimed_epsilon": TRUE_EPS, "true_epsilon": TRUE_EPS, "runs": runs,
-            "samples": samples, "confidence": confidence, "false_alarms": alarms,
-            "alarm_seeds": alarm_seeds, "rate": alarms / runs, "ci_low": lo, "ci_high": hi,
-            "nominal_max_rate": 1.0 - confidence, "ci_high_within_nominal": hi <= 1.0 - confidence,
-            "ci_low_above_nominal": lo > 1.0 - confidence, "stopped_before_the_end": stopped,
-            "bound_max": None, "bound_median": None, "runs_per_audit_median": None,
-            "coupled_witnesses": 0, "seconds": seconds, "seconds_per_audit": seconds / runs}
+            "samples": samples, "confidence": confidence, "alarm_seeds": alarm_seeds,
+            **rate_against_promise(alarms, runs, confidence),
+            "stopped_before_the_end": stopped, "bound_max": None, "bound_median": None,
+            "runs_per_audit_median": None, "coupled_witnesses": 0, "seconds": seconds,
+            "seconds_per_audit": seconds / runs}
 
 
 def pooled(rows: list[dict], confidence: float) -> dict:
-    alarms = sum(r["false_alarms"] for r in rows)
     runs = sum(r["runs"] for r in rows)
-    lo, hi = clopper_pearson(alarms, runs)
     return {
         "mechanism": f"all {len(rows)} rows (pooled)",
         "runs": runs,
-        "false_alarms": alarms,
-        "rate": alarms / runs,
-        "ci_low": lo,
-        "ci_high": hi,
-        "nominal_max_rate": 1.0 - confidence,
-        "ci_high_within_nominal": hi <= 1.0 - confidence,
-        "ci_low_above_nominal": lo > 1.0 - confidence,
+        **rate_against_promise(sum(r["false_alarms"] for r in rows), runs, confidence),
         "seconds": sum(r["seconds"] for r in rows),
     }
 
