@@ -288,11 +288,15 @@ def counts_text(w) -> str:
     """"k/n under D vs k'/n' under D'": the event's hits on the certifying sample (for the
     betting test: the hits of the events bet on this pair and order, over the rounds bet)."""
     if w.certificate == BETTING:
-        return (f"{w.count_D:,} of {w.samples_D:,} search rounds under D vs "
-                f"{w.count_D_prime:,} under D' (the events bet on, each on the rounds after "
-                "it was learned)")
+        return betting_counts_text(w.count_D, w.samples_D, w.count_D_prime)
     return (f"{w.count_D:,}/{w.samples_D:,} under D vs "
             f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'")
+
+
+def betting_counts_text(count_d: int, rounds: int, count_d_prime: int) -> str:
+    """The hits of the events a betting test bet on one pair and order, over its rounds."""
+    return (f"{count_d:,} of {rounds:,} search rounds under D vs {count_d_prime:,} under D' "
+            "(the events bet on, each on the rounds after it was learned)")
 
 
 def wealth_text(e_value: float, alpha: float) -> str:
@@ -379,8 +383,8 @@ def witness_markdown(w: dict, claimed: dict) -> list[str]:
         rows.append(("", f"certified ε ≥ {bound} against the claimed ε = {claim:g}"))
     if w.get("certificate") == BETTING:
         rows += [("last event bet on", w["event"]),
-                 ("hits of the events bet on", f"{w['count_D']} of {w['samples_D']} search "
-                  f"rounds under D, {w['count_D_prime']} under D'"),
+                 ("hits of the events bet on",
+                  betting_counts_text(w["count_D"], w["samples_D"], w["count_D_prime"])),
                  ("wealth", wealth_text(float(w["e_value"]), float(w["betting_alpha"])))]
     else:
         rows += [("event", w["event"]),
