@@ -262,3 +262,29 @@ def test_audits_stopped_at_random_points_keep_the_false_alarm_promise():
         alarms += r.verdict == "violation"
     assert stopped >= 100                      # most audits were cut short
     assert alarms <= binom.ppf(0.99, 200, 0.05), alarms
+
+
+def test_the_wealth_picture_reads_as_the_verdict():
+    """A violation the bets proved is drawn outside (red), its wealth path ending at or above
+    1/α_bet; an audit cut short before any proof keeps the betting witness, drawn inside."""
+    from dataclasses import replace
+    from dpverify.interfaces.figures import figure_data
+    from mechanisms_under_test.basic import make_laplace
+    broken = dpverify.audit(make_laplace(1.0, claim=0.5), seed=0, progress=False)
+    data = figure_data(broken)["witness"]
+    assert broken.verdict == "violation" and data["outside"]
+    assert data["wealth_path"][-1][1] >= data["threshold"]
+    tight = make_laplace(1.0)
+    state = {"runs": 0}
+
+    def stops(data, rng, size):
+        state["runs"] += size
+        if state["runs"] > 3000:
+            state["runs"] = -math.inf
+            raise KeyboardInterrupt
+        return tight.fn(data, rng, size)
+
+    cut = dpverify.audit(replace(tight, fn=stops), seed=0, progress=False)
+    assert cut.interrupted and cut.verdict == "pass"
+    assert cut.witness.certificate == dpverify.result.BETTING
+    assert not figure_data(cut)["witness"]["outside"]

@@ -110,7 +110,8 @@ def figure_data(result) -> dict:
         data["witness"] = {"certificate": w.certificate, "certified_epsilon":
                            w.epsilon_lower_bound, "wealth_path": [list(v) for v in w.wealth_path],
                            "threshold": 1.0 / w.betting_alpha,
-                           "outside": bool(w.e_value >= 1.0 / w.betting_alpha)}
+                           # the test that decided the verdict: its claim rejected
+                           "outside": bool(w.epsilon_lower_bound > eps)}
         return data
     if w is not None:
         shape = witness_shape(w, delta)
