@@ -22,6 +22,12 @@ import numpy as np
 # a scalar one.
 ILLUSTRATE_RUNS_BATCHED = 1 << 17
 ILLUSTRATE_RUNS_SCALAR = 1 << 12
+# ... and no more than the event needs to show about this many of its outputs on D (its shares
+# to about 3%): an event the audit saw in half the runs needs a few thousand runs, not 2^17,
+# which on a library call of 100 µs is the difference between a second and half a minute.
+# At least ILLUSTRATE_RUNS_LEAST.
+ILLUSTRATE_HITS = 1 << 10
+ILLUSTRATE_RUNS_LEAST = 1 << 12
 # Outputs listed per witness.
 EXAMPLES_SHOWN = 5
 
@@ -125,9 +131,13 @@ def lower_bound_text(bound: float, claim: float, digits: int = 4) -> str:
     return repr(bound)
 
 
-def illustration_size(batched: bool, samples_per_side: int) -> int:
-    """Runs per input of the illustrative sample: at most what the audit itself ran."""
+def illustration_size(batched: bool, samples_per_side: int, event_rate: float = 0.0) -> int:
+    """Runs per input of the illustrative sample: enough to expect ILLUSTRATE_HITS outputs in
+    an event seen at `event_rate` on D (0 if unknown: the cap), within [ILLUSTRATE_RUNS_LEAST,
+    the cap], and at most what the audit itself ran."""
     cap = ILLUSTRATE_RUNS_BATCHED if batched else ILLUSTRATE_RUNS_SCALAR
+    if event_rate > 0:
+        cap = min(cap, max(ILLUSTRATE_RUNS_LEAST, math.ceil(ILLUSTRATE_HITS / event_rate)))
     return int(max(1, min(cap, samples_per_side)))
 
 
@@ -237,7 +247,8 @@ def with_examples(mech, witness, event, seed: int, samples_per_side: int):
     illustrative sample of at most `samples_per_side` runs per input; `event.hits` says which
     encoded outputs fall in the event."""
     from dataclasses import replace
-    runs = illustration_size(mech.batched, samples_per_side)
+    rate = witness.count_D / witness.samples_D if witness.samples_D else 0.0
+    runs = illustration_size(mech.batched, samples_per_side, rate)
     examples = collect_examples(mech, witness.D, witness.D_prime, event.hits, seed, event.pair,
                                 runs)
     return replace(witness, examples=examples, examples_runs=runs)
