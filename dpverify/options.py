@@ -119,7 +119,7 @@ def check_time_limit(value, name: str = "time_limit") -> float:
 
 
 def check_seconds(value, name: str = "seconds") -> float:
-    """A measurement run's time budget: a finite number of seconds > 0."""
+    """An audit's time budget: a finite number of seconds > 0."""
     try:
         seconds = float(value)
     except (TypeError, ValueError):
@@ -127,14 +127,6 @@ def check_seconds(value, name: str = "seconds") -> float:
     if not (seconds > 0 and math.isfinite(seconds)):
         raise InvalidClaimError(f"{name} must be a positive number, got {value!r} (e.g. 60)")
     return seconds
-
-
-def check_seconds_mode(stop_early: bool) -> None:
-    """`seconds` budgets a measurement run only (stop_early=False)."""
-    if stop_early:
-        raise InvalidClaimError("seconds= is the time budget of a measurement run: pass "
-                                "stop_early=False as well (to bound an ordinary audit's time, "
-                                "use time_limit=)")
 
 
 def check_tolerance(value, name: str = "tolerance") -> float:
@@ -288,9 +280,12 @@ _AUDIT_OPTIONS = [
                       "budget (a tighter bound; no early stop on a gross violation)",
            keyword="stop_early", default=False,  # --measure is stop_early=False
            cli=Cli("--measure", dict(action="store_true"))),
-    Option("seconds", "with --measure: a time budget per mechanism; the last stage grows to "
-                      "what the time left buys, up to --samples (default 2^26 per input). "
-                      "The sizes then depend on the machine's speed",
+    Option("seconds", "a time budget per mechanism. An audit stops at the first chunk past "
+                      "it with what it has proven so far (a violation found stands; without "
+                      "one, the result says the budget was spent). With --measure the stages "
+                      "are sized to it instead: the last one grows to what the time left "
+                      "buys, up to --samples (default 2^26 per input). Either way the result "
+                      "then depends on the machine's speed",
            keyword="seconds", check=check_seconds,
            cli=Cli("--seconds", dict(type=float, metavar="SECONDS"))),
     Option("json", "write results as JSON (its directory must exist)",
@@ -367,5 +362,5 @@ __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "C
            "DEFAULT_SAMPLES_SCALAR", "default_samples", "check_values", "check_epsilon",
            "check_delta", "check_zcdp", "check_confidence", "check_samples", "check_seed",
            "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds",
-           "check_seconds_mode", "check_tolerance", "check_session_budget",
+           "check_tolerance", "check_session_budget",
            "check_zcdp_combination"]

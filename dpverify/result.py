@@ -242,6 +242,9 @@ class AuditResult(HasOutcome):
     stages: tuple = field(default_factory=tuple)
     interrupted: bool = False  # stopped by Ctrl-C: the bound is what was certified until then
     curves: PrivacyCurves | None = None  # with audit(curves=True)
+    # an ordinary audit stopped at its time budget (audit(seconds=)): as for Ctrl-C, the bound
+    # is what was proven until then (the test by betting holds at any stopping time)
+    budget_spent: bool = False
     # where the mechanism's noise came from: "rng" (the seeded generator) or "own" (its own,
     # declared with randomness="own"): then the same seed need not give the same result
     randomness: str = "rng"
@@ -287,11 +290,18 @@ class AuditResult(HasOutcome):
         if self.witness is not None:
             lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
-                     + ("  [INTERRUPTED: only the stages before Ctrl-C count]"
-                        if self.interrupted else ""))
+                     + self._stop_note())
         if not self.reproducible:
             lines.append(OWN_RANDOMNESS_NOTE)
         return "\n".join(lines)
+
+    def _stop_note(self) -> str:
+        """Why the audit ended before its plan did, if it did."""
+        if self.interrupted:
+            return "  [INTERRUPTED: only the stages before Ctrl-C count]"
+        if self.budget_spent:
+            return "  [TIME BUDGET SPENT: only the runs before it count]"
+        return ""
 
     def as_dict(self) -> dict:
         return jsonable({
@@ -311,6 +321,7 @@ class AuditResult(HasOutcome):
             "witness": self.witness.as_dict() if self.witness else None,
             "stages": [asdict(s) for s in self.stages],
             "interrupted": self.interrupted,
+            "budget_spent": self.budget_spent,
             "curves": asdict(self.curves) if self.curves is not None else None,
             "randomness": self.randomness,
             "reproducible": self.reproducible,

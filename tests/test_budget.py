@@ -1,9 +1,11 @@
-"""Time-budgeted measurement runs (`audit(seconds=...)`): the projection arithmetic of
-dpverify.pipeline.budget, and the pipeline's wiring — checked on structure (which stage
-certifies, with what α and how many runs), never on how long a run took."""
+"""Time budgets (`audit(seconds=...)`): an ordinary audit's stop at its budget, and a
+measurement run's projection arithmetic (dpverify.pipeline.budget) and wiring — checked on
+structure (which stage certifies, with what α and how many runs, on a stand-in clock where it
+matters), never on how long a run took."""
 import math
 import time
 
+import numpy as np
 import pytest
 from scipy.stats import binom
 
@@ -13,7 +15,7 @@ from dpverify import InvalidClaimError
 from dpverify.pipeline import Settings, audit_with_settings
 from dpverify.pipeline.budget import (CountingCost, SearchTimes, TimeBudget, last_stage_size,
                                       least_tuning_stage, search_rows, shrunk_stage_size)
-from dpverify.result import COUPLED
+from dpverify.result import BETTING, COUPLED
 from dpverify.sampling import CERTIFY, LAST_STAGE_KEY, SEARCH, TIMING, Sampler
 from mechanisms_under_test.basic import make_laplace
 
@@ -329,9 +331,43 @@ def test_a_bad_budget_is_refused(bad):
         dpverify.audit(make_laplace(1.0), seconds=bad, stop_early=False, samples=1 << 12)
 
 
-def test_a_budget_needs_a_measurement_run():
-    with pytest.raises(InvalidClaimError, match="stop_early=False"):
-        dpverify.audit(make_laplace(1.0), seconds=10.0, samples=1 << 12)
+def _chunk_clock(monkeypatch):
+    """Stand in for the time budget's clock: one second passes per reading, so a budget of
+    `seconds` stops an ordinary audit after about that many chunks, the same on every machine."""
+    from dpverify.sampling import sampler
+    ticks = iter(range(1 << 40))
+    monkeypatch.setattr(sampler, "_clock", lambda: float(next(ticks)))
+
+
+def test_an_ordinary_audit_stops_at_its_budget_with_what_it_has_proven(monkeypatch):
+    """A tight Laplace with a budget of 20 clock readings: the audit stops during search, says
+    so, and a pass is no more than the betting test's evidence so far (no last stage ran)."""
+    _chunk_clock(monkeypatch)
+    r = dpverify.audit(make_laplace(1.0), seconds=20, seed=0, n_jobs=1)
+    full = dpverify.audit(make_laplace(1.0), seed=0, n_jobs=1)
+    assert r.budget_spent and not r.interrupted and not full.budget_spent
+    assert r.samples < full.samples / 10
+    assert r.verdict == "pass" and r.witness.certificate == BETTING
+    assert "TIME BUDGET SPENT" in r.summary() and r.as_dict()["budget_spent"] is True
+
+
+def test_ordinary_audits_stopped_by_their_budget_keep_the_false_alarm_promise(monkeypatch):
+    """Ordinary audits of an exactly tight binary randomized response (ε = 1 claimed at 1),
+    each with a budget of a random number of chunks (log-uniform over 2–2^7, so most stop
+    during search): whatever was proved by then is the verdict. 200 seeded audits; at most the
+    99% binomial quantile of the promised 5% may be false alarms."""
+    from mechanisms_under_test.basic import make_randomized_response
+    tight = make_randomized_response(1.0)
+    alarms = spent = 0
+    for seed in range(200):
+        _chunk_clock(monkeypatch)
+        budget = float(np.exp(np.random.default_rng(seed).uniform(np.log(2), np.log(128))))
+        r = dpverify.audit(tight, samples=1 << 14, seconds=budget, seed=seed, n_jobs=1,
+                           progress=False)
+        spent += r.budget_spent
+        alarms += r.verdict == "violation"
+    assert spent >= 100                        # most audits were cut short
+    assert alarms <= binom.ppf(0.99, 200, 0.05), alarms
 
 
 def test_the_stage_the_budget_makes_last_certifies_with_all_of_alpha(monkeypatch):

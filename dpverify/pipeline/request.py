@@ -9,10 +9,10 @@ from ..compose import group_claim
 from ..errors import InvalidClaimError
 from ..mechanism import validate_claim
 from ..options import (check_certify_per_stage, check_confidence, check_jobs, check_samples,
-                       check_seconds, check_seconds_mode, check_seed, check_time_limit,
+                       check_seconds, check_seed, check_time_limit,
                        default_samples)
 
-BUDGET_SAMPLES_FACTOR = 16  # with a time budget, the default last stage may grow to 16× its size
+BUDGET_SAMPLES_FACTOR = 16  # a measurement run's time budget may grow the last stage 16×
 
 
 def validate_options(confidence, samples, seed, certify_per_stage, n_jobs=-1) -> float:
@@ -83,10 +83,11 @@ def build_request(mech, pairs=None, epsilon=None, delta=None, confidence=0.95, s
     given_pairs = pairs if pairs is not None else mech.pairs
     eps, dlt = _group_claim(eps, dlt, getattr(given_pairs, "distance", 1))
     if seconds is not None:
-        check_seconds_mode(stop_early)
         seconds = check_seconds(seconds)
-    if samples is None:
-        samples = default_samples(mech) * (BUDGET_SAMPLES_FACTOR if seconds is not None else 1)
+    if samples is None:  # a measurement run's budget may grow its last stage; an ordinary
+        # audit's only stops it sooner
+        measuring = seconds is not None and not stop_early
+        samples = default_samples(mech) * (BUDGET_SAMPLES_FACTOR if measuring else 1)
     return AuditRequest(
         epsilon=eps, delta=dlt, pairs=given_pairs, confidence=confidence, samples=int(samples),
         seed=seed, n_jobs=n_jobs, backend=backend, certify_per_stage=certify_per_stage,

@@ -30,7 +30,8 @@ from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..evidence import with_examples
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
-from ..sampling import LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, check_uses_rng
+from ..sampling import (LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, TimeBudgetSpent,
+                        check_uses_rng)
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
 from .betting import BETTING_SHARE, BettingTest
@@ -84,6 +85,7 @@ class AuditRun:
         self.best_event: Candidate | None = None
         self.best_curve: dict | None = None
         self.interrupted = False
+        self.budget_spent = False  # an ordinary audit stopped at its time budget (seconds=)
         self.tuning_stages = 0  # stages so far that only tuned (`_next_seed_key`)
 
     # ---- the run --------------------------------------------------------------------------
@@ -97,11 +99,16 @@ class AuditRun:
         self.bar = Progress(self.mech.name, len(self.schedule), enabled=r.progress)
         if self.betting is not None:
             self.betting.progress = self.bar
-        self.budget = TimeBudget(r.seconds, self.started) if r.seconds is not None else None
+        # seconds: a measurement run sizes its stages to the budget (TimeBudget); an ordinary
+        # audit stops at the first chunk past it, with what its test by betting has proven
+        measuring = r.seconds is not None and not r.stop_early
+        self.budget = TimeBudget(r.seconds, self.started) if measuring else None
+        stop_after = (r.seconds - (time.perf_counter() - self.started)
+                      if r.seconds is not None and r.stop_early else None)
         self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings,
                              betting=self.betting)
         with Sampler(self.mech, self.pair_list, r.seed, n_jobs=r.n_jobs, backend=r.backend,
-                     deadline=deadline, progress=self.bar) as sampler:
+                     deadline=deadline, progress=self.bar, stop_after=stop_after) as sampler:
             self.sampler = sampler
             try:
                 for p in range(len(self.pair_list)):
@@ -110,6 +117,8 @@ class AuditRun:
                 self._run_stages()
             except KeyboardInterrupt:
                 self.interrupted = True  # keep what was certified so far
+            except TimeBudgetSpent:
+                self.budget_spent = True  # as above: the betting test holds at any stop
             finally:
                 self.bar.close()
             runs = sampler.runs
@@ -481,7 +490,7 @@ class AuditRun:
                                                          len(self.stages))
         r, best = self.request, self.best
         lower = best.epsilon_lower_bound if best is not None else -math.inf
-        if best is not None and not self.interrupted:
+        if best is not None and not (self.interrupted or self.budget_spent):
             try:
                 best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
             except KeyboardInterrupt:
@@ -495,6 +504,7 @@ class AuditRun:
             confidence=r.confidence, witness=best, resolution=resolution(r.epsilon, r.delta, best),
             samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
             seconds=time.perf_counter() - self.started, seed=int(r.seed),
-            stages=tuple(self.stages), interrupted=self.interrupted, curves=curves,
+            stages=tuple(self.stages), interrupted=self.interrupted,
+            budget_spent=self.budget_spent, curves=curves,
             randomness=self.mech.randomness,
             runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)))

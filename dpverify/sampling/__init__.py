@@ -29,13 +29,14 @@ from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, LAST_STAGE_KEY, PAIR_SE
                      poisson_sample_size, split_into_chunks)
 from .draw import ChunkSeconds, describe_input, draw_outputs, run_chunk
 from .memory import return_freed_memory
-from .sampler import BACKENDS, BATCHED_CHUNK_SIZE, SCALAR_CHUNK_SIZE, RunSeconds, Sampler
+from .sampler import (BACKENDS, BATCHED_CHUNK_SIZE, SCALAR_CHUNK_SIZE, RunSeconds, Sampler,
+                      TimeBudgetSpent)
 from .shared import EachUse, SharedDraw, shared_draws
 
 __all__ = [
     "BACKENDS", "BATCHED_CHUNK_SIZE", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY",
     "PAIR_SEARCH", "PREFLIGHT", "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE",
-    "SCALAR_CHUNK_SIZE", "SEARCH", "TIMING", "TUNING_STAGE_KEY",
+    "SCALAR_CHUNK_SIZE", "SEARCH", "TIMING", "TUNING_STAGE_KEY", "TimeBudgetSpent",
     "ChunkSeconds", "ChunkTask", "EachUse", "RunSeconds", "Sampler", "SharedDraw",
     "check_chunks_differ", "check_uses_rng", "checked_search_samples", "describe_input",
     "describe_task", "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",

@@ -51,6 +51,13 @@ def _worker_death_types() -> tuple:
 
 
 _WORKER_DEATHS = _worker_death_types()
+_clock = time.monotonic  # the time budget's clock (tests stand in for it)
+
+
+class TimeBudgetSpent(Exception):
+    """An ordinary audit's time budget (`audit(seconds=)`) ran out: raised after the first
+    chunk that returns past it, for the pipeline to stop with what it has proven so far. Not
+    an error: the audit's result stands (docs/method.md, "Time budgets")."""
 _TIMEOUTS = (multiprocessing.TimeoutError, TimeoutError)
 
 
@@ -71,13 +78,16 @@ class Sampler:
     dask.distributed Client's cluster). The result never depends on the backend or n_jobs.
 
     `deadline` (time.monotonic()) bounds the whole audit: every wait is cut off there and an
-    AuditTimeoutError names the stage and chunk. `on_chunk(runs_done)` is called as chunks end.
+    AuditTimeoutError names the stage and chunk. `stop_after` (seconds from now, on `_clock`)
+    is what is left of an ordinary audit's time budget: the first chunk of `run` that returns
+    past it raises TimeBudgetSpent (pre-flight probes are never cut short).
+    `on_chunk(runs_done)` is called as chunks end.
     """
 
     def __init__(self, mech: Mechanism, inputs: list, root_seed: int, n_jobs: int = -1,
                  backend: str | None = None, chunk_size: int | None = None,
                  deadline: float | None = None, on_chunk: Callable[[int], None] | None = None,
-                 progress=None):
+                 progress=None, stop_after: float | None = None):
         self.mech = mech
         self.inputs = inputs  # inputs[pair][side]
         self.root_seed = int(root_seed)
@@ -93,6 +103,7 @@ class Sampler:
             n_jobs = -1
         self.n_jobs = n_jobs
         self.deadline = deadline
+        self.stop_at = None if stop_after is None else _clock() + stop_after
         self.on_chunk = on_chunk
         # `progress` (a progress.Progress, the audit's) hears of every chunk and watches the
         # one waited on for stalls; without one the sampler keeps a watchdog of its own
@@ -144,6 +155,8 @@ class Sampler:
                 self.progress.update(int(self.runs.sum()))
             if self.on_chunk is not None:
                 self.on_chunk(int(self.runs.sum()))
+            if self.stop_at is not None and _clock() > self.stop_at:
+                raise TimeBudgetSpent
         self.last_seconds = RunSeconds(time.perf_counter() - started, draw, evaluate)
         return out
 
