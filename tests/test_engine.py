@@ -1,6 +1,7 @@
 """The engine on small self-contained mechanisms: forms, outputs, determinism, tightness."""
 import json
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -611,3 +612,35 @@ def test_an_audit_tracks_each_pair_and_directions_best_before_a_second_model(mon
     for keys, trackable in seen:
         if len(set(keys)) < len(keys):
             assert trackable <= set(keys), (keys, trackable)
+
+
+def test_small_batches_of_a_slow_mechanism_go_to_the_pool_and_of_a_fast_one_stay():
+    """A batch of two chunks is below the runs worth a round trip to the pool, so it runs in
+    the calling thread; once the runs timed so far show the mechanism is slow (50 µs a run,
+    as a library call may be), the same batch is shared by the workers (scaling.md)."""
+    import threading
+    from dpverify.mechanism import as_mechanism
+    from dpverify.sampling import SEARCH, ChunkTask, Sampler
+
+    def mech_taking(seconds_per_run):
+        threads = []
+
+        def draw(data, rng, size):
+            threads.append(threading.get_ident())
+            time.sleep(size * seconds_per_run)
+            return data + rng.laplace(0.0, 1.0, size)
+        return as_mechanism(draw), threads
+
+    def batch(index):
+        return [ChunkTask(pair=0, side=side, stage=1, purpose=SEARCH, index=index, start=0,
+                          size=2048) for side in (0, 1)]
+
+    here = threading.get_ident()
+    for seconds_per_run, pooled_later in ((50e-6, True), (0.0, False)):
+        mech, threads = mech_taking(seconds_per_run)
+        with Sampler(mech, [(0.0, 1.0)], 0, n_jobs=2) as sampler:
+            sampler.run(batch(0))
+            assert set(threads) == {here}  # nothing timed yet: small batches stay here
+            threads.clear()
+            sampler.run(batch(1))
+        assert (here not in threads) == pooled_later, seconds_per_run

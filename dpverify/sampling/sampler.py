@@ -67,6 +67,12 @@ _TIMEOUTS = (multiprocessing.TimeoutError, TimeoutError)
 # blocks are cut from batched chunks (`stats.coupled_block_size`).
 BATCHED_CHUNK_SIZE = 1 << 18
 SCALAR_CHUNK_SIZE = 1 << 12
+# A batch of fewer than IN_THREAD_CHUNKS chunks' runs is not worth a round trip to the pool
+# and runs in the calling thread, unless the runs timed so far project it to take longer than
+# IN_THREAD_SECONDS: a library call of 100 µs makes 2^14 runs a second and a half of work,
+# which the workers share.
+IN_THREAD_CHUNKS = 4
+IN_THREAD_SECONDS = 0.05
 
 
 class Sampler:
@@ -111,6 +117,7 @@ class Sampler:
         self._watch = progress if progress is not None else Progress(mech.name, 0, enabled=False)
         self._parallel = None
         self.last_seconds = RunSeconds(0.0, 0.0, 0.0)  # of the latest `run`
+        self._timed = [0, 0.0]  # runs and their chunks' seconds so far (`_worth_the_pool`)
 
     @property
     def workers(self) -> int | None:
@@ -148,6 +155,7 @@ class Sampler:
         for task, (schema, payload, seconds) in self._results(tasks, evaluators, pooled):
             draw += seconds.draw
             evaluate += seconds.evaluate
+            self._time(task, seconds)
             self._check_schema(schema)
             self.runs[task.pair, task.side] += task.size
             out.append(payload)
@@ -165,7 +173,8 @@ class Sampler:
         encoded outputs come back, in order, for the caller's checks (never for a certificate).
         `pooled` as in `run`."""
         out = []
-        for task, (schema, enc, _) in self._results(tasks, None, pooled):
+        for task, (schema, enc, seconds) in self._results(tasks, None, pooled):
+            self._time(task, seconds)
             self._check_schema(schema)
             self.runs[task.pair, task.side] += task.size
             out.append(enc)
@@ -190,14 +199,26 @@ class Sampler:
                 f"{self.schema.describe()}, later {schema.describe()}; every run must return "
                 "the same type and shape (use tuples/lists for variable-length outputs)")
 
-    def _results(self, tasks, evaluators, pooled=False):
-        """Yield (task, (schema, payload, ChunkSeconds)) in submission order. Small batches are
-        not worth a round trip and run in this thread; the result is identical either way.
-        With a time limit everything goes through the pool, where waits can be cut off, and
-        so does a `pooled` batch (a timing pilot measures the pool)."""
+    def _time(self, task: ChunkTask, seconds) -> None:
+        self._timed[0] += task.size
+        self._timed[1] += sum(seconds)
+
+    def _worth_the_pool(self, tasks: list[ChunkTask]) -> bool:
+        """Whether a batch goes to the pool: more than one chunk, and IN_THREAD_CHUNKS chunks'
+        runs or more, or projected past IN_THREAD_SECONDS at the seconds per run timed so far."""
+        if len(tasks) <= 1:
+            return False
         total = sum(t.size for t in tasks)
-        if (self.deadline is None and not pooled
-                and (len(tasks) <= 1 or total < 4 * self.chunk_size)):
+        runs, seconds = self._timed
+        return (total >= IN_THREAD_CHUNKS * self.chunk_size
+                or (runs > 0 and total * seconds / runs > IN_THREAD_SECONDS))
+
+    def _results(self, tasks, evaluators, pooled=False):
+        """Yield (task, (schema, payload, ChunkSeconds)) in submission order. Batches not
+        worth a round trip (`_worth_the_pool`) run in this thread; the result is identical
+        either way. With a time limit everything goes through the pool, where waits can be
+        cut off, and so does a `pooled` batch (a timing pilot measures the pool)."""
+        if self.deadline is None and not pooled and not self._worth_the_pool(tasks):
             yield from self._results_in_thread(tasks, evaluators)
         else:
             yield from self._results_in_pool(tasks, evaluators)
