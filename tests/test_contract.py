@@ -112,3 +112,16 @@ def test_the_span_test_has_its_stated_null_law():
     inside = ranks.max(axis=1) - ranks.min(axis=1) + 1 - batch
     for t in range(singles + 1):
         assert np.mean(inside <= t) == pytest.approx(span_pvalue(t, batch, singles), abs=0.004)
+
+
+@dpverify.mechanism(epsilon=1.0, pairs=[(1, 0)])
+def rare_release(data, rng, size):
+    """Releases a partition in 2% of runs on D = 1 and never on D' = 0 (ε = ∞): a batch holds
+    long outputs where the single-run draws of the preflight hold none."""
+    hits = rng.random(size) < (0.02 if data else 0.0)
+    return [(("a", 5),) if h else () for h in hits]
+
+
+def test_a_rare_long_output_does_not_crash_the_preflight_and_is_caught():
+    result = dpverify.audit(rare_release, seed=0, samples=1 << 14)
+    assert result.verdict == "violation"

@@ -100,6 +100,8 @@ def check_batch_spread(sampler: Sampler, pair: int, side: int, batch: Encoded) -
         ours, singles = batch.X, np.vstack([enc.X for enc in sampler.probe(tasks)])
     except (AttributeError, TypeError, ValueError):  # outputs without a numeric matrix
         return
+    if ours.ndim != 2 or singles.shape[1:] != ours.shape[1:]:
+        return  # outputs of varying length whose one-run draws held none of the batch's columns
     columns = [c for c in range(ours.shape[1]) if _distinct(ours[:, c], singles[:, c])]
     for c in columns:
         low, high = ours[:, c].min(), ours[:, c].max()
