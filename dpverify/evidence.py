@@ -235,7 +235,8 @@ def collect_examples(mech, D, D_prime, in_event, seed: int, pair: int, runs: int
                          size=runs)
         outputs = draw_outputs(mech, data, np.random.default_rng(task.seed_sequence(seed)),
                                runs, 0)
-        enc, _ = encode(outputs, runs, 0, batched=mech.batched)
+        enc, _ = encode(outputs, runs, 0, batched=mech.batched,
+                        exact_floats=mech.floating_point)
         drawn.append((outputs, enc, np.asarray(in_event(enc), dtype=bool)))
     (outputs_D, enc_D, hits_D), (_, enc_Q, hits_Q) = drawn
     return event_examples(outputs_D, enc_D, hits_D, enc_Q, hits_Q)

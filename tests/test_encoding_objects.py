@@ -11,17 +11,18 @@ from dpverify.sampling.encoding import (HASH_MIX, HASH_MULT, HASH_SHIFT_1, HASH_
 from dpverify.errors import MechanismOutputError
 
 
-def _one_by_one(outputs):
+def _one_by_one(outputs, exact_floats=False):
     """The defining encoding: every output encoded on its own (keys, struct, numbers)."""
-    parts = [encode_one(o, i, 0) for i, o in enumerate(outputs)]
+    parts = [encode_one(o, i, 0, exact_floats) for i, o in enumerate(outputs)]
     return (np.array([p[1] for p in parts], dtype=np.int64),
             np.array([p[0] for p in parts], dtype=np.int64), [p[2] for p in parts])
 
 
-def _assert_as_one_by_one(outputs, reference=None):
+def _assert_as_one_by_one(outputs, reference=None, exact_floats=False):
     n = len(outputs)
-    enc, schema = encode(outputs, n)
-    keys, struct, numbers = _one_by_one(list(outputs) if reference is None else reference)
+    enc, schema = encode(outputs, n, exact_floats=exact_floats)
+    keys, struct, numbers = _one_by_one(list(outputs) if reference is None else reference,
+                                        exact_floats)
     np.testing.assert_array_equal(enc.keys, keys)
     np.testing.assert_array_equal(enc.struct, struct)
     for i, num in enumerate(numbers):
@@ -62,9 +63,13 @@ def test_string_keys_are_exactly_the_one_by_one_keys():
 
 
 def test_keys_of_python_objects_are_unchanged():
-    """Values computed with the one-by-one encoding before outputs were grouped: a change here
-    changes every seeded audit of a string or tuple output."""
-    enc, _ = encode(["yes", "no", None, ("⊤", "⊥"), ("⊥", None, 2), (True, 1, 1.0)], 6)
+    """Values computed with the one-by-one encoding before outputs were grouped, with exact
+    floats (a floating-point claim): a change here changes every seeded audit of a string or
+    tuple output. Outputs without numbers encode the same as real values."""
+    outputs = ["yes", "no", None, ("⊤", "⊥"), ("⊥", None, 2), (True, 1, 1.0)]
+    assert encode(outputs, 6)[0].keys[:4].tolist() == encode(
+        outputs, 6, exact_floats=True)[0].keys[:4].tolist()
+    enc, _ = encode(outputs, 6, exact_floats=True)
     assert enc.keys.tolist() == [5922014229249829881, -8017733504283111031, 795947077872124424,
                                  -8714408286599932519, -1671819719388651522,
                                  -2894728771269429183]
@@ -84,10 +89,33 @@ def test_keys_of_python_objects_are_unchanged():
     [(1, "a"), (True, "a"), (1.0, "a")] * 5,
     [("a",), (("a",),), [np.array([1, 2])]] * 5,   # nested: encoded one by one
 ])
-def test_equal_python_values_with_different_encodings_stay_apart(outputs):
-    enc = _assert_as_one_by_one(outputs)
-    keys = _one_by_one(outputs)[0]
+@pytest.mark.parametrize("exact_floats", [False, True])
+def test_grouping_equal_python_values_encodes_them_as_one_by_one(outputs, exact_floats):
+    enc = _assert_as_one_by_one(outputs, exact_floats=exact_floats)
+    keys = _one_by_one(outputs, exact_floats)[0]
     assert len(np.unique(enc.keys)) == len(np.unique(keys))
+
+
+def test_numbers_are_real_values_unless_the_claim_covers_exact_floats():
+    """1, 1.0, numpy's 1 and float32 1.0 are one value, −0.0 is 0.0, True is not a number;
+    with exact floats (floating_point=True) ints, floats and the sign of zero stay apart. In
+    tuples, as scalar outputs, and in float arrays of any width."""
+    def distinct(outputs, **how):
+        return len(set(encode(outputs, len(outputs), **how)[0].keys.tolist()))
+    ones = [1, 1.0, np.int8(1), np.float32(1.0), np.float64(1.0)]
+    assert distinct([(x, "a") for x in ones]) == 1
+    assert distinct([(x, "a") for x in ones], exact_floats=True) == 2
+    assert distinct([(0.0,), (-0.0,)]) == 1 and distinct([(0.0,), (-0.0,)], exact_floats=True) == 2
+    assert distinct([(1,), (True,)]) == 2
+    assert distinct(ones, batched=False) == 1
+    assert distinct([0.0, -0.0], batched=False) == 1
+    assert distinct([0.0, -0.0], batched=False, exact_floats=True) == 2
+    zeros = np.array([[0.0, 1.0], [-0.0, 1.0]])
+    assert distinct(zeros) == 1 and distinct(zeros, exact_floats=True) == 2
+    as32, as64 = (encode(zeros.astype(t), 2)[0].keys for t in (np.float32, np.float64))
+    np.testing.assert_array_equal(as32, as64)
+    masked = np.ma.masked_array(zeros, mask=[[False, True], [False, True]])
+    assert distinct(masked) == 1 and distinct(masked, exact_floats=True) == 2
 
 
 def test_errors_name_the_first_bad_sample_as_before():
@@ -126,9 +154,9 @@ def _masked(n, seed=5):
 
 
 def _masked_reference_keys(m):
-    """The definition of a masked batch's keys: the row hash of [values with 0 where masked,
-    the mask as 0.0/1.0]."""
-    data = np.asarray(m.data, dtype=np.float64)
+    """The definition of a masked batch's keys: the row hash of [values as real numbers (−0.0
+    as 0.0) with 0 where masked, the mask as 0.0/1.0]."""
+    data = np.asarray(m.data, dtype=np.float64) + 0.0
     mask = np.ma.getmaskarray(m)
     return row_hash(np.concatenate([np.where(mask, 0.0, data), mask.astype(np.float64)], axis=1))
 
@@ -152,7 +180,10 @@ def test_masked_keys_are_unchanged_and_survive_take_concat_and_float32():
     assert joined.X.dtype == np.float32
     # a golden value (the batch [[1.5, ⊥], [3, -0.0]])
     small = np.ma.MaskedArray([[1.5, 2.0], [3.0, -0.0]], mask=[[False, True], [False, False]])
-    assert encode(small, 2)[0].keys.tolist() == [3611950240416667993, 6731962559599184161]
+    assert encode(small, 2, exact_floats=True)[0].keys.tolist() == [3611950240416667993,
+                                                                    6731962559599184161]
+    positive = np.ma.MaskedArray([[1.5, 2.0], [3.0, 0.0]], mask=small.mask)
+    assert encode(small, 2)[0].keys.tolist() == encode(positive, 2)[0].keys.tolist()
 
 
 def test_integer_batches_make_X_when_read_with_the_same_values_and_keys():

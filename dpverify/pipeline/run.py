@@ -62,6 +62,10 @@ class AuditRun:
 
     def __init__(self, mech, request: AuditRequest, settings: Settings = DEFAULT_SETTINGS,
                  started: float | None = None):
+        # the audit's floating_point decides how outputs are encoded (exact floats or real
+        # values, sampling/encoding.py), in every chunk and the illustration alike
+        if mech.floating_point != request.floating_point:
+            mech = replace(mech, floating_point=request.floating_point)
         self.mech, self.request, self.settings = mech, request, settings
         self.started = time.perf_counter() if started is None else started
         self.K = request.certify_per_stage

@@ -67,7 +67,8 @@ def run_chunk(mech: Mechanism, data, task: ChunkTask, root_seed: int,
     rng = np.random.default_rng(task.seed_sequence(root_seed))
     outputs = draw_outputs(mech, data, rng, task.size, task.start)
     try:
-        enc, schema = encode(outputs, task.size, task.start, batched=mech.batched)
+        enc, schema = encode(outputs, task.size, task.start, batched=mech.batched,
+                             exact_floats=mech.floating_point)
     except MechanismOutputError as exc:
         raise MechanismOutputError(
             f"mechanism {mech.name!r} on input {describe_input(data)}: {exc}") from None

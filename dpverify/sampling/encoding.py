@@ -8,14 +8,18 @@ Every batch of mechanism outputs becomes an `Encoded` batch:
 - `X`      float matrix of the output's numeric atoms in order (NaN where an output has fewer).
 
 Any deterministic function of the output defines valid events, so the encoding never affects
-soundness, only which violations are visible. Hashes are stable across processes (no Python
+soundness, only which violations are visible. But events compare encodings, so two outputs
+that are the same value must encode alike: numbers are real values (−0.0 is 0.0, a Python or
+scalar-output int is the float of its value) unless the claim covers exact floats
+(`exact_floats`, from `floating_point=True`), where bit patterns stay apart. Hashes are stable across processes (no Python
 `hash`), so search and certify chunks agree on keys.
 
 Cost: numeric arrays are encoded without a Python loop. Other outputs (strings, None, tuples)
 are encoded once per DISTINCT output and the results gathered for every sample: a numpy string
-array is grouped by its rows' bytes, a list of strings, None, ints or bools (or of tuples/lists
-of those) through a dict keyed by the outputs themselves, for types whose Python equality
-matches their encoding (no floats: 0.0 == -0.0; never ints with bools: 1 == True). Outputs of
+array is grouped by its rows' bytes, a list of strings, None, numbers or bools (or of
+tuples/lists of those) through a dict keyed by the outputs themselves, for types whose Python
+equality matches their encoding (numbers are real values, so 1 == 1.0 and 0.0 == -0.0 encode
+alike; never numbers with bools: 1 == True; with `exact_floats` no floats). Outputs of
 DP mechanisms take few distinct values, so this is the numeric path's cost plus one dict lookup
 per output; the keys are those of encoding every output on its own. Anything else (floats
 inside objects, nested containers, arrays in a list) is encoded output by output.
@@ -220,41 +224,44 @@ def _stable_hash(data: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
 
 
-def _flatten(o, skeleton: list, numbers: list):
+def _flatten(o, skeleton: list, numbers: list, exact_floats: bool):
+    """Append o's skeleton tokens and numeric atoms. A number is a real value ("n", −0.0 as
+    0.0) unless `exact_floats`: then ints ("i") and floats ("f", sign of zero kept) differ."""
     if o is None:
         skeleton.append("N")
     elif isinstance(o, (bool, np.bool_)):
         skeleton.append("T" if o else "F")
     elif isinstance(o, (int, np.integer)):
-        skeleton.append("i")
+        skeleton.append("i" if exact_floats else "n")
         numbers.append(float(o))
     elif isinstance(o, (float, np.floating)):
-        skeleton.append("f")
-        numbers.append(float(o))
+        skeleton.append("f" if exact_floats else "n")
+        numbers.append(float(o) if exact_floats else float(o) + 0.0)
     elif isinstance(o, str):
         skeleton.append("s" + repr(o))
     elif isinstance(o, np.ndarray):
         skeleton.append(f"a{o.shape}(")
         for x in o.ravel().tolist():
-            _flatten(x, skeleton, numbers)
+            _flatten(x, skeleton, numbers, exact_floats)
         skeleton.append(")")
     elif isinstance(o, (tuple, list)):
         skeleton.append("(")
         for x in o:
-            _flatten(x, skeleton, numbers)
+            _flatten(x, skeleton, numbers, exact_floats)
         skeleton.append(")")
     else:
         raise TypeError(type(o).__name__)
 
 
-def encode_one(o, i: int, start: int) -> tuple[int, int, np.ndarray]:
+def encode_one(o, i: int, start: int, exact_floats: bool = False) -> tuple[int, int, np.ndarray]:
     """(struct, key, numbers) of one output, sample `start + i`: the defining encoding of an
     object output. `encode` gives every object output exactly these values, however it groups
-    equal outputs to encode them once; `i` and `start` only name the sample in an error."""
+    equal outputs to encode them once; `i` and `start` only name the sample in an error.
+    Numbers are real values unless `exact_floats` (`_flatten`)."""
     skeleton: list = []
     numbers: list = []
     try:
-        _flatten(o, skeleton, numbers)
+        _flatten(o, skeleton, numbers, exact_floats)
     except TypeError as exc:
         raise MechanismOutputError(
             f"sample {start + i} is of unsupported type {exc}: outputs may be numbers, bools, "
@@ -264,7 +271,7 @@ def encode_one(o, i: int, start: int) -> tuple[int, int, np.ndarray]:
     return _stable_hash(sk), _stable_hash(sk + b"|" + num.tobytes()), num
 
 
-def _encode_objects(outputs, start: int, groups) -> Encoded:
+def _encode_objects(outputs, start: int, groups, exact_floats: bool) -> Encoded:
     """Encode each distinct output once. `groups` = (ids, firsts): sample i is distinct output
     ids[i], whose first sample is firsts[ids[i]] (firsts ascending), or None to encode every
     sample on its own. Errors name the first bad sample, as encoding every one would."""
@@ -275,7 +282,7 @@ def _encode_objects(outputs, start: int, groups) -> Encoded:
     struct = np.empty(m, dtype=np.int64)
     rows = []
     for u, i in enumerate(firsts):
-        struct[u], keys[u], num = encode_one(outputs[i], int(i), start)
+        struct[u], keys[u], num = encode_one(outputs[i], int(i), start, exact_floats)
         rows.append(num)
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=m)
     d = int(lengths.max(initial=0))
@@ -293,24 +300,28 @@ _STRINGS = (str, np.str_)
 _BOOLS = (bool, np.bool_)
 
 
-def _exact_atoms(types: set) -> bool:
+def _exact_atoms(types: set, exact_floats: bool) -> bool:
     """Whether Python equality between values of these types implies equal encodings: None,
-    strings (str or numpy str, not both: their reprs differ), and either bools or integers
-    (never both: True == 1, encoded T vs 1). Floats are left out (0.0 == -0.0)."""
-    strings = bools = ints = 0
+    strings (str or numpy str, not both: their reprs differ), and either bools or numbers
+    (never both: True == 1, encoded T vs a number). Numbers are integers and floats as real
+    values (1 == 1.0 and 0.0 == −0.0, encoded alike); with `exact_floats` integers only
+    (encoded apart from floats, and −0.0 apart from 0.0)."""
+    strings = bools = numbers = 0
     for t in types:
         if t in _STRINGS:
             strings += 1
         elif t in _BOOLS:
             bools = 1
         elif t is int or issubclass(t, np.integer):
-            ints = 1
+            numbers = 1
+        elif not exact_floats and (t is float or issubclass(t, np.floating)):
+            numbers = 1
         elif t is not type(None):
             return False
-    return strings <= 1 and bools + ints <= 1
+    return strings <= 1 and bools + numbers <= 1
 
 
-def _distinct_outputs(outputs: list):
+def _distinct_outputs(outputs: list, exact_floats: bool):
     """(ids, firsts) grouping a list of outputs into distinct ones through a dict, when every
     output is an atom `_exact_atoms` accepts or a tuple/list of such atoms (a list and a tuple
     of equal items encode alike); None otherwise."""
@@ -320,7 +331,7 @@ def _distinct_outputs(outputs: list):
     if containers:
         items = (outputs if not atoms else (o for o in outputs if type(o) in containers))
         atoms |= set(map(type, chain.from_iterable(items)))
-    if not _exact_atoms(atoms):
+    if not _exact_atoms(atoms, exact_floats):
         return None
     if list in containers:
         outputs = [tuple(o) if type(o) is list else o for o in outputs]
@@ -362,29 +373,40 @@ def _array_schema(arr: np.ndarray, prefix: str = "") -> Schema:
     return Schema("array", prefix + kind, tuple(arr.shape[1:]))
 
 
-def _encode_masked(arr: np.ma.MaskedArray, start: int) -> Encoded:
+def _real(values: np.ndarray) -> np.ndarray:
+    """Float values as real numbers: −0.0 becomes 0.0 (a copy only where a zero occurs)."""
+    return values + 0.0 if np.any(values == 0) else values
+
+
+def _encode_masked(arr: np.ma.MaskedArray, start: int, exact_floats: bool) -> Encoded:
     """A masked array is the vectorised form of outputs with ⊥/None entries: masked = absent.
 
     The mask pattern is the skeleton; the unmasked values are the numeric coordinates, kept at
-    their positions (NaN where masked).
+    their positions (NaN where masked), as real values unless `exact_floats`.
     """
     n = arr.shape[0]
     data = np.asarray(arr.data, dtype=np.float64).reshape(n, -1)
     mask = np.ma.getmaskarray(arr).reshape(n, -1)
     _raise_on_nan(np.isnan(data) & ~mask, start)
-    X = np.where(mask, np.nan, data)
+    X = np.where(mask, np.nan, data if exact_floats else _real(data))
     struct = row_hash(mask)
     # keys: the hash of [data with 0 where masked, mask as floats], derived from X on demand
     return Encoded(None, struct, X, masked_keys=True)
 
 
-def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[Encoded, Schema]:
+def encode(outputs, size: int, start: int = 0, batched: bool = True,
+           exact_floats: bool = False) -> tuple[Encoded, Schema]:
     """Encode one chunk of `size` outputs whose first sample has global index `start`.
+
+    Numbers are compared as real values: −0.0 is 0.0, an int is the float of its value (in
+    Python objects and scalar outputs; a numeric array keeps its dtype, which must be the same
+    in every run), a float32 is its value. With `exact_floats` (a floating-point claim) float
+    bit patterns stay distinct, and ints differ from floats. A NaN output raises.
 
     Raises MechanismOutputError for a wrong count, NaN, or an unsupported type.
     """
     if not batched:
-        outputs = _stack_scalar_outputs(outputs)
+        outputs = _stack_scalar_outputs(outputs, exact_floats)
     if isinstance(outputs, np.ndarray) and outputs.ndim == 0:
         raise MechanismOutputError(
             f"the batched mechanism returned a single value for size={size}: return `size` "
@@ -400,33 +422,46 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True) -> tuple[En
             f"asked for size={size} outputs, the mechanism returned {n}; a batched mechanism "
             "must return exactly `size` outputs (first axis = sample)")
     if isinstance(outputs, np.ma.MaskedArray) and outputs.dtype.kind in "fiub":
-        return _encode_masked(outputs, start), _array_schema(outputs, "masked ")
+        return _encode_masked(outputs, start, exact_floats), _array_schema(outputs, "masked ")
     if isinstance(outputs, np.ndarray) and outputs.dtype.kind in "fiub":
-        arr = outputs
-        schema = _array_schema(arr)
-        if arr.dtype.kind == "f":
-            _raise_on_nan(np.isnan(arr), start)
-        flat = arr.reshape(n, -1)
-        struct = np.broadcast_to(np.int64(0), (n,))  # one skeleton: a read-only view, no copy
-        if flat.dtype == np.float64:
-            return Encoded(None, struct, flat, key_rows=flat), schema
-        return Encoded(None, struct, None, key_rows=flat, x_rows=flat), schema
+        return _encode_numeric(outputs, n, start, exact_floats), _array_schema(outputs)
     if (isinstance(outputs, np.ndarray) and not isinstance(outputs, np.ma.MaskedArray)
             and outputs.dtype.kind in "US" and outputs.dtype.itemsize and n):
         # numpy strings: grouped without a Python loop
-        return _encode_objects(outputs, start, _distinct_rows(outputs)), Schema("objects")
+        return (_encode_objects(outputs, start, _distinct_rows(outputs), exact_floats),
+                Schema("objects"))
     objs = list(outputs)
-    return _encode_objects(objs, start, _distinct_outputs(objs)), Schema("objects")
+    return (_encode_objects(objs, start, _distinct_outputs(objs, exact_floats), exact_floats),
+            Schema("objects"))
+
+
+def _encode_numeric(arr: np.ndarray, n: int, start: int, exact_floats: bool) -> Encoded:
+    """A numeric array's outputs: one skeleton, keys hashed from each row's bytes. Float rows
+    are keyed as real values (float64, −0.0 as 0.0) unless `exact_floats`; integer and bool
+    rows by their own bytes (cheap: SVT's int8 rows), X converted when first read."""
+    if arr.dtype.kind == "f":
+        _raise_on_nan(np.isnan(arr), start)
+    flat = arr.reshape(n, -1)
+    struct = np.broadcast_to(np.int64(0), (n,))  # one skeleton: a read-only view, no copy
+    if flat.dtype.kind == "f" and not exact_floats:
+        flat = _real(flat.astype(np.float64, copy=False))
+    if flat.dtype == np.float64:
+        return Encoded(None, struct, flat, key_rows=flat)
+    return Encoded(None, struct, None, key_rows=flat, x_rows=flat)
 
 
 def _is_number(o) -> bool:
     return isinstance(o, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
-def _stack_scalar_outputs(outputs: list):
-    """Scalar-form outputs: numbers become one array; anything else stays a list of objects."""
+def _stack_scalar_outputs(outputs: list, exact_floats: bool = False):
+    """Scalar-form outputs: numbers become one array (float64 of their values where any is not
+    a bool, unless `exact_floats`, so that 1 and 1.0 are one output); anything else stays a
+    list of objects."""
     if outputs and all(_is_number(o) for o in outputs):
         arr = np.asarray(outputs)
+        if arr.dtype.kind in "iu" and not exact_floats:
+            arr = arr.astype(np.float64)
         if arr.dtype.kind in "fiub":
             return arr
     if outputs and all(isinstance(o, np.ndarray) and o.dtype.kind in "fiub" for o in outputs):
