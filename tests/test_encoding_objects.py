@@ -235,3 +235,31 @@ def test_row_hash_equals_its_zero_padded_definition(dtype):
         np.testing.assert_array_equal(row_hash(rows), h.view(np.int64))
         # and distinct rows get distinct keys
         assert len(np.unique(row_hash(rows))) == len(np.unique(rows, axis=0))
+
+
+def test_audits_of_one_law_spelled_two_ways_keep_the_false_alarm_promise():
+    """Two 0-DP mechanisms whose outputs have the same law on both inputs, spelled differently:
+    a vote in {−1, 0, 1} times (1 − 2·data) as floats (zero's sign follows the input), and a
+    count returned as int under one input and float under the other inside a tuple. 60 seeded
+    audits each; at most the 99% binomial quantile of the promised 5% may be false alarms (each
+    was flagged on every seed when the sign of zero or int/float told the inputs apart)."""
+    import dpverify
+    from scipy.stats import binom
+
+    @dpverify.mechanism(epsilon=0.5, pairs=[(0, 1)])
+    def signed_vote(data, rng, size):
+        return (1.0 - 2.0 * data) * rng.integers(-1, 2, size).astype(float)
+
+    @dpverify.mechanism(epsilon=0.5, pairs=[(0, 1)])
+    def spelled_count(data, rng, size):
+        counts = rng.binomial(4, 0.5, size)
+        return [("n", int(c) if data else float(c)) for c in counts]
+
+    for mech in (signed_vote, spelled_count):
+        alarms = sum(dpverify.audit(mech, samples=1 << 12, seed=seed, n_jobs=1,
+                                    progress=False).verdict == "violation"
+                     for seed in range(60))
+        assert alarms <= binom.ppf(0.99, 60, 0.05), (mech.name, alarms)
+        flagged = dpverify.audit(mech, samples=1 << 12, seed=0, n_jobs=1, progress=False,
+                                 floating_point=True)
+        assert flagged.verdict == "violation", mech.name  # exact floats: the spellings differ
