@@ -58,6 +58,8 @@ class TimeBudgetSpent(Exception):
     """An ordinary audit's time budget (`audit(seconds=)`) ran out: raised after the first
     chunk that returns past it, for the pipeline to stop with what it has proven so far. Not
     an error: the audit's result stands (docs/method.md, "Time budgets")."""
+
+
 _TIMEOUTS = (multiprocessing.TimeoutError, TimeoutError)
 
 
