@@ -110,7 +110,7 @@ class Search:
         # the anytime-valid test (pipeline.betting.BettingTest) of an ordinary audit: search rows
         # are then drawn in rounds, each settling the bets placed on it before joining the sample
         self.betting = betting
-        # pair → (sample sizes, models, offers) when the betting rounds last learned it
+        # pair → (sample sizes, models or None, offers) when the betting rounds last learned it
         self.round_models: dict = {}
 
     def cap(self) -> int:
@@ -203,7 +203,11 @@ class Search:
                 return last[2]
             models = learn_pair(*data, self.floating_point, self.paired)
             found = pair_offers(p, models, self.betting.epsilon, self.betting.delta)
-            self.round_models[p] = (sizes, models, found)
+            # learned models hold their sorted scores (as large as the sample): kept for the
+            # stage's ranking only once search is down to `active_pairs` pairs, as `_models`
+            # keeps them; before that the ranking learns them again
+            keep = models if len(self.active) <= self.settings.active_pairs else None
+            self.round_models[p] = (sizes, keep, found)
             return found
 
         pairs = list(self.active)
@@ -219,8 +223,9 @@ class Search:
         sizes = (len(data[p][0]), len(data[p][1]))
         if p in self.learned and self.learned[p][0] == sizes:
             return self.learned[p][1]
-        if p in self.round_models and self.round_models[p][0] == sizes:
-            return self.round_models[p][1]
+        kept = self.round_models.get(p)
+        if kept is not None and kept[0] == sizes and kept[1] is not None:
+            return kept[1]
         relearned.append(sum(sizes))
         models = learn_pair(*data[p], self.floating_point, self.paired)
         if self.kept[p] >= cap and len(self.active) <= self.settings.active_pairs:
