@@ -199,11 +199,14 @@ def event_examples(outputs_D, enc_D, hits_D, enc_D_prime, hits_D_prime,
 
 
 def percent(count: int, runs: int) -> str:
-    """A frequency as a percentage with two significant digits (0.0031 → "0.31%")."""
+    """A frequency as a percentage with two significant digits below 10% (0.0031 → "0.31%")
+    and three from 10% up (0.996 → "99.6%", 1.0 → "100%", never "1e+02%")."""
     if runs <= 0:
         return "n/a"
     share = 100.0 * count / runs
-    return "0%" if share == 0 else f"{share:.2g}%"
+    if share == 0:
+        return "0%"
+    return f"{share:.2g}%" if share < 10 else f"{share:.3g}%"
 
 
 def example_lines(examples, runs: int, indent: str = "           ", most: int = 3) -> list[str]:

@@ -74,3 +74,10 @@ def test_continuous_outputs_are_grouped_by_shape_with_concrete_values():
     w = dpverify.audit(loose_laplace, samples=1 << 14, seed=0).witness
     assert w.examples[0]["output"] == "a number" and len(w.examples[0]["e.g."]) == 3
     assert all(isinstance(float(v), float) for v in w.examples[0]["e.g."])
+
+
+def test_percentages_read_as_a_person_writes_them():
+    from dpverify.evidence import percent
+    assert [percent(c, 1000) for c in (0, 3, 31, 460, 996, 1000)] == [
+        "0%", "0.3%", "3.1%", "46%", "99.6%", "100%"]
+    assert percent(1, 0) == "n/a"
