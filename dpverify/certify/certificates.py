@@ -68,7 +68,7 @@ def betting_witness(pairs, test, stage: int):
     first, second = pairs[pair]
     D, D_prime = (first, second) if direction == 0 else (second, first)
     only_d, only_d_prime, both, _ = (int(k) for k in stream.counts)
-    k_p, k_q, n = only_d + both, only_d_prime + both, int(stream.rounds)
+    k_p, k_q, n = only_d + both, only_d_prime + both, int(stream.counts.sum())
     level = test.alpha / 2
     event = stream.event
     return Witness(

@@ -32,10 +32,10 @@ FEWEST_ROWS_SHARE = 64  # a pair that offers no bet still gets 1/64 of a round's
 @dataclass
 class Stream:
     """What one pair in one order has been bet on: the joint-outcome counts of its events over
-    the rounds it was settled on, and the log-growth a unit bet through it earned at the claim."""
+    the rounds it was settled on (their sum is the rounds), and the log-growth a unit bet
+    through it earned at the claim."""
 
     counts: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
-    rounds: int = 0
     log_gain: float = 0.0
     event: object = None   # the latest event bet on
 
@@ -140,7 +140,6 @@ class BettingTest:
     def _record(self, event, counts: np.ndarray, gain: float) -> None:
         s = self.streams.setdefault((event.pair, event.direction), Stream())
         s.counts = s.counts + counts
-        s.rounds += int(counts.sum())
         s.log_gain += gain
         s.event = event
 
@@ -165,7 +164,3 @@ class BettingTest:
             return None
         key = max(self.streams, key=lambda k: self.streams[k].log_gain)
         return key, self.streams[key]
-
-    def evidence(self) -> float:
-        """The share of the way to a violation, in log-wealth: 0 at the start, 1 at 1/α_bet."""
-        return float(max(self.log_wealth[0], 0.0) / math.log(1.0 / self.alpha))
