@@ -66,12 +66,16 @@ class Encoded:
     masked batch (`masked_keys`), derived from X itself (`_masked_keys`). Certifying chunks whose
     events do not look at exact outputs then never pay for hashing. X may be lazy too (X=None,
     `x_rows`: an integer or bool batch, converted to float64 when X is first read): its float64
-    copy is 8× an int8 batch, and events on keys alone never need it."""
+    copy is 8× an int8 batch, and events on keys alone never need it. `real_keys`: lazy keys
+    hash float values as real numbers (float64, −0.0 as 0.0), done when they are first read,
+    so that a chunk whose events never read keys pays nothing for it."""
 
-    def __init__(self, keys, struct, X, key_rows=None, masked_keys=False, x_rows=None):
+    def __init__(self, keys, struct, X, key_rows=None, masked_keys=False, x_rows=None,
+                 real_keys=False):
         self._keys = keys
         self._key_rows = key_rows
         self._masked_keys = masked_keys and keys is None
+        self._real_keys = real_keys
         self.struct = struct
         self._X = X
         self._x_rows = x_rows if X is None else None
@@ -94,8 +98,13 @@ class Encoded:
     @property
     def keys(self) -> np.ndarray:
         if self._keys is None:
-            self._keys = (_masked_keys(self._X) if self._masked_keys
-                          else row_hash(self._key_rows))
+            if self._masked_keys:
+                self._keys = _masked_keys(self._X, self._real_keys)
+            else:
+                rows = self._key_rows
+                if self._real_keys and rows.dtype.kind == "f":
+                    rows = _real(rows.astype(np.float64, copy=False))
+                self._keys = row_hash(rows)
         return self._keys
 
     def __len__(self):
@@ -116,7 +125,8 @@ class Encoded:
         if (lazy and all(p._masked_keys for p in parts)
                 and all(p.X.shape[1] == d for p in parts)):  # keys stay derivable from X
             return Encoded(None, np.concatenate([p.struct for p in parts]),
-                           np.concatenate([p.X for p in parts]), masked_keys=True)
+                           np.concatenate([p.X for p in parts]), masked_keys=True,
+                           real_keys=parts[0]._real_keys)
         keys = (None if lazy and not any(p._masked_keys for p in parts)
                 else np.concatenate([p.keys for p in parts]))  # hashed before X is padded
         Xs = [np.pad(p.X, ((0, 0), (0, d - p.X.shape[1])), constant_values=np.nan)
@@ -124,7 +134,8 @@ class Encoded:
         struct = np.concatenate([p.struct for p in parts])
         if keys is None:  # same schema: key rows share one width
             return Encoded(None, struct, np.concatenate(Xs),
-                           key_rows=np.concatenate([p._key_rows for p in parts]))
+                           key_rows=np.concatenate([p._key_rows for p in parts]),
+                           real_keys=parts[0]._real_keys)
         return Encoded(keys, struct, np.concatenate(Xs))
 
     def take(self, idx) -> "Encoded":
@@ -135,7 +146,7 @@ class Encoded:
         X = None if self._X is None else self._X[idx]
         x_rows = self._x_rows[idx] if X is None else None
         return Encoded(keys, self.struct[idx], X, key_rows=key_rows,
-                       masked_keys=self._masked_keys, x_rows=x_rows)
+                       masked_keys=self._masked_keys, x_rows=x_rows, real_keys=self._real_keys)
 
 
 def row_hash(rows: np.ndarray) -> np.ndarray:
@@ -171,16 +182,19 @@ def _mix_words(words, n: int, width: int) -> np.ndarray:
     return h.view(np.int64)
 
 
-def _masked_keys(X: np.ndarray) -> np.ndarray:
+def _masked_keys(X: np.ndarray, real: bool = False) -> np.ndarray:
     """The keys of a masked batch from its X (float64, NaN exactly where masked): the
-    `row_hash` of the row [values with 0 where masked, then the mask as 0.0/1.0], built one
-    column at a time instead of as an (n, 2d) float64 copy."""
+    `row_hash` of the row [values with 0 where masked (−0.0 as 0.0 if `real`), then the mask
+    as 0.0/1.0], built one column at a time instead of as an (n, 2d) float64 copy."""
     n, d = X.shape
     absent = np.isnan(X)
 
     def words():
         for j in range(d):
-            yield np.where(absent[:, j], 0.0, X[:, j]).view(np.uint64)
+            column = np.where(absent[:, j], 0.0, X[:, j])
+            if real:
+                column += 0.0  # −0.0 + 0.0 is 0.0; every other value is unchanged
+            yield column.view(np.uint64)
         for j in range(d):
             yield absent[:, j].astype(np.float64).view(np.uint64)
     return _mix_words(words(), n, 16 * d)
@@ -388,10 +402,10 @@ def _encode_masked(arr: np.ma.MaskedArray, start: int, exact_floats: bool) -> En
     data = np.asarray(arr.data, dtype=np.float64).reshape(n, -1)
     mask = np.ma.getmaskarray(arr).reshape(n, -1)
     _raise_on_nan(np.isnan(data) & ~mask, start)
-    X = np.where(mask, np.nan, data if exact_floats else _real(data))
+    X = np.where(mask, np.nan, data)
     struct = row_hash(mask)
     # keys: the hash of [data with 0 where masked, mask as floats], derived from X on demand
-    return Encoded(None, struct, X, masked_keys=True)
+    return Encoded(None, struct, X, masked_keys=True, real_keys=not exact_floats)
 
 
 def encode(outputs, size: int, start: int = 0, batched: bool = True,
@@ -438,16 +452,16 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True,
 def _encode_numeric(arr: np.ndarray, n: int, start: int, exact_floats: bool) -> Encoded:
     """A numeric array's outputs: one skeleton, keys hashed from each row's bytes. Float rows
     are keyed as real values (float64, −0.0 as 0.0) unless `exact_floats`; integer and bool
-    rows by their own bytes (cheap: SVT's int8 rows), X converted when first read."""
+    rows by their own bytes (cheap: SVT's int8 rows), X converted when first read. Keys are
+    hashed only when first read (`Encoded.keys`)."""
     if arr.dtype.kind == "f":
         _raise_on_nan(np.isnan(arr), start)
     flat = arr.reshape(n, -1)
     struct = np.broadcast_to(np.int64(0), (n,))  # one skeleton: a read-only view, no copy
-    if flat.dtype.kind == "f" and not exact_floats:
-        flat = _real(flat.astype(np.float64, copy=False))
+    real = not exact_floats
     if flat.dtype == np.float64:
-        return Encoded(None, struct, flat, key_rows=flat)
-    return Encoded(None, struct, None, key_rows=flat, x_rows=flat)
+        return Encoded(None, struct, flat, key_rows=flat, real_keys=real)
+    return Encoded(None, struct, None, key_rows=flat, x_rows=flat, real_keys=real)
 
 
 def _is_number(o) -> bool:
