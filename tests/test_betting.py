@@ -10,7 +10,7 @@ import dpverify
 from dpverify.attacks.bets import Offer
 from dpverify.attacks.events import Candidate
 from dpverify.certify import betting
-from dpverify.pipeline.betting import BettingTest
+from dpverify.pipeline.betting import BettingTest, Stream
 from dpverify.sampling.encoding import encode
 
 
@@ -288,3 +288,23 @@ def test_the_wealth_picture_reads_as_the_verdict():
     assert cut.interrupted and cut.verdict == "pass"
     assert cut.witness.certificate == dpverify.result.BETTING
     assert not figure_data(cut)["witness"]["outside"]
+
+
+def test_a_stream_whose_record_underflows_gets_no_share_and_rounds_still_settle():
+    """A pair and order whose bets lost so much that e^(loss) underflows to 0 weighs nothing
+    in the next round's shares: the round is placed without it (no division by a zero total),
+    and a round that wins far past the largest float still settles to a finite log-wealth."""
+    test = BettingTest(1.0, 0.0, 0.05)
+    rng = np.random.default_rng(0)
+    offer = _tight_tail_offer(rng, 1.0, believed=3.0)
+    test.streams[(offer.event.pair, offer.event.direction)] = Stream(log_gain=-1e4)
+    test.place([offer])
+    assert test.placed == []
+    fresh = _tight_tail_offer(rng, 1.0, believed=3.0)
+    test.streams.clear()
+    test.place([fresh])
+    n = 4096  # every row of D' above the threshold, none of D: a gross, lucky win
+    d_prime = encode(np.full(n, 10.0), n)[0]
+    d = encode(np.full(n, -10.0), n)[0]
+    test.settle({0: (d, d_prime)})
+    assert np.isfinite(test.log_wealth[0]) and test.log_wealth[0] > 700

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..attacks.bets import BET_SHRINK_Z, Offer
 from ..certify.betting import (claim_grid, joint_counts, log_wealth_factor, planned_bets,
@@ -72,6 +73,8 @@ class BettingTest:
         with shares of the wealth proportional to that growth, and at each claim of the grid
         the bet planned for it (0 where the event is not expected to beat that claim)."""
         weight = {id(o): o.growth * self._record_of(o) for o in offers if o.growth > 0}
+        # a record of heavy losses can underflow to weight 0: such a stream gets no share
+        weight = {k: w for k, w in weight.items() if w > 0}
         offers = sorted((o for o in offers if id(o) in weight), key=lambda o: -weight[id(o)])
         offers = offers[:BETS_PER_ROUND]
         total = sum(weight[id(o)] for o in offers)
@@ -119,19 +122,22 @@ class BettingTest:
         if not self.placed:
             self.path.append((self.rows, self.e_value))
             return
-        factor = np.full(len(self.grid), 1.0 - sum(b.share for b in self.placed))
+        # the round's wealth factor Σ share·e^gain (+ the unbet share), summed in logs: a bet
+        # that wins big on a long round can pass the largest float
+        unbet = 1.0 - sum(b.share for b in self.placed)
+        terms = [np.full(len(self.grid), math.log(unbet) if unbet > 0 else -np.inf)]
         for b in self.placed:
             event = b.offer.event
             if event.pair not in rows:
-                factor += b.share
+                terms.append(np.full(len(self.grid), math.log(b.share)))
                 continue
             d, d_prime = rows[event.pair]
             favoured, other = (d, d_prime) if event.direction == 0 else (d_prime, d)
             counts = joint_counts(event.hits(favoured), event.hits(other))
             gain = log_wealth_factor(counts, b.bets, self.grid, self.delta)
-            factor += b.share * np.exp(gain)
+            terms.append(math.log(b.share) + gain)
             self._record(event, counts, float(gain[0]))
-        self.log_wealth += np.log(np.maximum(factor, 1e-300))
+        self.log_wealth += np.maximum(logsumexp(np.vstack(terms), axis=0), math.log(1e-300))
         self.crossed |= self.log_wealth >= math.log(1.0 / self.alpha)
         self.path.append((self.rows, self.e_value))
         if self.progress is not None:
@@ -152,7 +158,8 @@ class BettingTest:
     @property
     def e_value(self) -> float:
         """The wealth of the test of the claim itself (1 at the start)."""
-        return float(np.exp(self.log_wealth[0]))
+        with np.errstate(over="ignore"):  # past the largest float it is inf, as it should be
+            return float(np.exp(self.log_wealth[0]))
 
     def lower_bound(self) -> float:
         """The certified bound: the step-down over the grid (`certify.betting.step_down_bound`)."""
