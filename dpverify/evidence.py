@@ -28,6 +28,9 @@ ILLUSTRATE_RUNS_SCALAR = 1 << 12
 # At least ILLUSTRATE_RUNS_LEAST.
 ILLUSTRATE_HITS = 1 << 10
 ILLUSTRATE_RUNS_LEAST = 1 << 12
+# A batched mechanism's sample is also checked for runs that are not independent
+# (sampling.check_runs_independent): at least 64 calls of 64 runs, whatever the audit ran.
+CHECKED_RUNS = 1 << 12
 # Outputs listed per witness.
 EXAMPLES_SHOWN = 5
 
@@ -134,11 +137,14 @@ def lower_bound_text(bound: float, claim: float, digits: int = 4) -> str:
 def illustration_size(batched: bool, samples_per_side: int, event_rate: float = 0.0) -> int:
     """Runs per input of the illustrative sample: enough to expect ILLUSTRATE_HITS outputs in
     an event seen at `event_rate` on D (0 if unknown: the cap), within [ILLUSTRATE_RUNS_LEAST,
-    the cap], and at most what the audit itself ran."""
+    the cap], and at most what the audit itself ran; a batched mechanism's at least
+    CHECKED_RUNS."""
     cap = ILLUSTRATE_RUNS_BATCHED if batched else ILLUSTRATE_RUNS_SCALAR
     if event_rate > 0:
         cap = min(cap, max(ILLUSTRATE_RUNS_LEAST, math.ceil(ILLUSTRATE_HITS / event_rate)))
-    return int(max(1, min(cap, samples_per_side)))
+    # a batched sample is also what the independence checks read: at least CHECKED_RUNS
+    least = CHECKED_RUNS if batched else 1
+    return int(max(least, min(cap, samples_per_side)))
 
 
 def _as_shape(x) -> str:
@@ -227,35 +233,59 @@ def example_lines(examples, runs: int, indent: str = "           ", most: int = 
 
 def collect_examples(mech, D, D_prime, in_event, seed: int, pair: int, runs: int) -> tuple:
     """Draw `runs` fresh outputs on each input (seed stream `sampling.ILLUSTRATE`, in this
-    process) and return the event's most frequent outputs with their counts (`event_examples`).
-    `in_event(encoded)` says which encoded outputs fall in the event."""
-    from .sampling.encoding import encode
-    from .sampling import ILLUSTRATE, ChunkTask, draw_outputs
+    process) and return the event's most frequent outputs with their counts (`event_examples`),
+    then, per input, the encoded outputs of each call and the event's hits and runs per call.
+    A batched mechanism draws them as `sampling.CALLS` calls of one size (`runs` rounded down
+    to a multiple), so that its runs can be checked to be independent
+    (`sampling.check_runs_independent`). `in_event(encoded)` says which encoded outputs fall
+    in the event."""
+    from .sampling.encoding import Encoded, encode
+    from .sampling import CALLS, ILLUSTRATE, draw_outputs, split_into_chunks
 
-    drawn = []
+    calls = min(CALLS, runs) if mech.batched else 1
+    drawn, per_call, by_call = [], [], []
     for side, data in enumerate((D, D_prime)):
-        task = ChunkTask(pair=pair, side=side, stage=0, purpose=ILLUSTRATE, index=0, start=0,
-                         size=runs)
-        outputs = draw_outputs(mech, data, np.random.default_rng(task.seed_sequence(seed)),
-                               runs, 0)
-        enc, _ = encode(outputs, runs, 0, batched=mech.batched,
-                        exact_floats=mech.floating_point)
-        drawn.append((outputs, enc, np.asarray(in_event(enc), dtype=bool)))
+        parts, encoded, hits = [], [], []
+        for task in split_into_chunks(runs // calls * calls, runs // calls, pair=pair,
+                                      side=side, stage=0, purpose=ILLUSTRATE):
+            outputs = draw_outputs(mech, data, np.random.default_rng(task.seed_sequence(seed)),
+                                   task.size, task.start)
+            enc, _ = encode(outputs, task.size, task.start, batched=mech.batched,
+                            exact_floats=mech.floating_point)
+            parts.append(outputs)
+            encoded.append(enc)
+            hits.append(np.asarray(in_event(enc), dtype=bool))
+        per_call.append(np.array([[h.sum(), len(h)] for h in hits]))
+        by_call.append(encoded)
+        drawn.append((_joined(parts), Encoded.concat(encoded), np.concatenate(hits)))
     (outputs_D, enc_D, hits_D), (_, enc_Q, hits_Q) = drawn
-    return event_examples(outputs_D, enc_D, hits_D, enc_Q, hits_Q)
+    return event_examples(outputs_D, enc_D, hits_D, enc_Q, hits_Q), by_call, per_call
 
+
+def _joined(parts: list):
+    """The outputs of several calls as one sequence, indexable by run."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, np.ndarray) and p.shape[1:] == parts[0].shape[1:] for p in parts):
+        return np.concatenate(parts)
+    return [output for part in parts for output in part]
 
 
 def with_examples(mech, witness, event, seed: int, samples_per_side: int):
     """The witness with its event's most frequent outputs (`collect_examples`) on an
     illustrative sample of at most `samples_per_side` runs per input; `event.hits` says which
-    encoded outputs fall in the event."""
+    encoded outputs fall in the event. A ContractError if the sample's calls show runs that are
+    not independent (`sampling.check_runs_independent`)."""
     from dataclasses import replace
+    from .sampling import check_runs_independent
     rate = witness.count_D / witness.samples_D if witness.samples_D else 0.0
     runs = illustration_size(mech.batched, samples_per_side, rate)
-    examples = collect_examples(mech, witness.D, witness.D_prime, event.hits, seed, event.pair,
-                                runs)
-    return replace(witness, examples=examples, examples_runs=runs)
+    examples, by_call, per_call = collect_examples(mech, witness.D, witness.D_prime,
+                                                   event.hits, seed, event.pair, runs)
+    check_runs_independent(mech, (witness.D, witness.D_prime), witness.event, by_call,
+                           per_call)
+    return replace(witness, examples=examples,
+                   examples_runs=sum(int(n) for _, n in per_call[0]))
 
 
 # ------------------------------------------------------------------------------------------------

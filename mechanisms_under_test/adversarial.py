@@ -112,3 +112,100 @@ def make_clipped_sum(epsilon=1.0, length=5, high=4.0, name="clipped_sum"):
                    name=name,
                    doc=doc(f"Clipped sum over [0, {high:g}]^{length} behind input search. "
                            "Output: float array (size,).", epsilon, epsilon))
+
+
+# Batches whose outputs are not independent draws. Every single run of each meets its claim
+# exactly, but the batched form f(data, rng, size) breaks its contract ("size independent
+# outputs"): an audit must refuse them (ContractError), never report a violation.
+
+def make_repeated_laplace(epsilon=1.0, repeat=2, name="repeated_laplace"):
+    """data + Laplace(1/ε) on the pair (0, 1), each draw serving `repeat` consecutive outputs
+    of the batch (np.repeat). Each run is exactly ε-DP; the batch is not `size` independent
+    runs. Output: float array (size,)."""
+
+    def repeated_laplace(data, rng, size):
+        draws = rng.laplace(0.0, 1.0 / epsilon, size=-(-size // repeat))
+        return float(data) + np.repeat(draws, repeat)[:size]
+
+    return declare(repeated_laplace, epsilon=epsilon, pairs=[(0, 1)], name=name,
+                   doc=doc(f"Laplace, each draw repeated {repeat} times in the batch. "
+                           "Output: float array (size,).", epsilon, epsilon))
+
+
+def make_tiled_response(epsilon=1.0, tiles=2, name="tiled_response"):
+    """Binary randomized response (truth with probability e^ε/(1 + e^ε)) on the pair (1, 0),
+    the batch being `tiles` copies of size/tiles draws (np.tile). Each run is exactly ε-DP.
+    Output: int64 array (size,)."""
+    keep = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+
+    def tiled_response(data, rng, size):
+        truth = rng.random(-(-size // tiles)) < keep
+        answers = np.where(truth, int(data), 1 - int(data)).astype(np.int64)
+        return np.tile(answers, tiles)[:size]
+
+    return declare(tiled_response, epsilon=epsilon, pairs=[(1, 0)], name=name,
+                   doc=doc(f"Randomized response, the batch tiled {tiles} times. "
+                           "Output: int64 array (size,).", epsilon, epsilon))
+
+
+def make_shared_noise_laplace(epsilon=1.0, shared=0.96, name="shared_noise_laplace"):
+    """data + L + G on the pair (0, 1): L ~ Laplace(1/ε) drawn once per call and shared by the
+    batch, G ~ N(0, s²) fresh per output with s² chosen so that L holds `shared` of the
+    variance. Each run is a post-processing of the Laplace mechanism, so ε-DP. Output: float
+    array (size,)."""
+    laplace_variance = 2.0 / epsilon ** 2
+    sigma = math.sqrt(laplace_variance * (1.0 - shared) / shared)
+
+    def shared_noise_laplace(data, rng, size):
+        return float(data) + rng.laplace(0.0, 1.0 / epsilon) + rng.normal(0.0, sigma, size)
+
+    return declare(shared_noise_laplace, epsilon=epsilon, pairs=[(0, 1)], name=name,
+                   doc=doc(f"Laplace shared by the batch plus fresh Gaussian noise ({shared:.0%} "
+                           "of the variance shared). Output: float array (size,).",
+                           epsilon, epsilon))
+
+
+def make_call_subsampled_laplace(epsilon=2.0, rate=0.1, name="call_subsampled_laplace"):
+    """Poisson-subsampled Laplace: the record (data ∈ {0, 1}) enters with probability `rate`,
+    then Laplace(1/ε) noise; the subsampling coin is drawn once per call and shared by the
+    batch. Each run is exactly ε'-DP, ε' = log(1 + rate·(e^ε − 1)) (amplification by
+    subsampling, tight for this pair), which is the claim. Output: float array (size,)."""
+    amplified = math.log1p(rate * math.expm1(epsilon))
+
+    def call_subsampled_laplace(data, rng, size):
+        included = rng.random() < rate
+        return float(data) * included + rng.laplace(0.0, 1.0 / epsilon, size)
+
+    return declare(call_subsampled_laplace, epsilon=amplified, pairs=[(1, 0)], name=name,
+                   doc=doc(f"Laplace subsampled at rate {rate:g}, one coin per call. "
+                           "Output: float array (size,).", amplified, amplified))
+
+
+# The same law over the real numbers on both inputs, spelled differently: 0-DP, so any event
+# certified against them is a false alarm, unless the audit compares bit patterns
+# (floating_point=True), which it is not told to.
+
+def make_signed_zero(name="signed_zero"):
+    """(1 − 2·data)·G with G uniform on {−1, 0, 1}, on the pair (0, 1): on D′ = 1 the zero
+    comes out as −0.0. The same law over the reals on both inputs, so 0-DP (claimed at ε = 0.5).
+    Output: float array (size,)."""
+
+    def signed_zero(data, rng, size):
+        return (1.0 - 2.0 * int(data)) * rng.integers(-1, 2, size).astype(np.float64)
+
+    return declare(signed_zero, epsilon=0.5, pairs=[(0, 1)], name=name,
+                   doc=doc("Uniform on {-1, 0, 1}, the zero signed by the input. "
+                           "Output: float array (size,).", 0.5, 0.0))
+
+
+def make_int_or_float(name="int_or_float"):
+    """A uniform digit 0–9 on both inputs of the pair (0, 1), returned as Python ints on D and
+    as floats on D′: one law over the reals, 0-DP (claimed at ε = 0.5). Output: list (size,)."""
+
+    def int_or_float(data, rng, size):
+        digits = rng.integers(0, 10, size).tolist()
+        return [float(d) for d in digits] if data else digits
+
+    return declare(int_or_float, epsilon=0.5, pairs=[(0, 1)], name=name,
+                   doc=doc("A digit, as int on D and float on D'. Output: list (size,).",
+                           0.5, 0.0))

@@ -27,9 +27,19 @@ Cases
                       against the 50 it needs.
     input_search      a clipped sum, tight only on pairs input search has to find.
     own_randomness    binary randomized response on Python's `random` (randomness="own").
+    repeated          Laplace whose batch repeats each draw twice (np.repeat);
+    tiled             randomized response whose batch is two copies of half its draws (np.tile);
+    shared_noise      Laplace drawn once per call plus fresh Gaussian noise per output;
+    call_coin         subsampled Laplace whose subsampling coin is drawn once per call:
+                      each run meets its claim, the batch breaks the batched contract, so an
+                      audit must refuse it (ContractError, counted apart) or pass it;
+    signed_zero       −0.0 on one input, 0.0 on the other, the same law over the reals;
+    int_or_float      the same digits as int on one input and float on the other.
 
 Usage: python scripts/adversarial.py --out DIR [--seeds N] [--seconds T] [--jobs J]
                                     [--only CASE ...] [--modes MODE ...] [--first-seed F]
+                                    [--keep OLD/adversarial.json]
+       (--keep: the rows of the cases not in --only are taken from OLD)
        (defaults N = 200, T = 0.4, J = 2: audits run J at a time, each on one core)
 Writes DIR/adversarial.md and DIR/adversarial.json.
 """
@@ -83,6 +93,20 @@ CASES = (
          lambda: adversarial.make_clipped_sum(1.0), 1 << 14),
     Case("own_randomness", "binary randomized response on Python's random, ε = 1",
          lambda: make_randomized_response_python_random(1.0), 1 << 16),
+    Case("repeated", "Laplace, ε = 1, each draw serving two consecutive outputs of a batch",
+         lambda: adversarial.make_repeated_laplace(1.0), 1 << 16),
+    Case("tiled", "binary randomized response, ε = 1, each batch two copies of half its draws",
+         lambda: adversarial.make_tiled_response(1.0), 1 << 16),
+    Case("shared_noise", "Laplace, ε = 1, drawn once per call, plus fresh Gaussian noise per "
+         "output (96% of the variance shared)",
+         lambda: adversarial.make_shared_noise_laplace(1.0), 1 << 16),
+    Case("call_coin", "Laplace (ε = 2) Poisson-subsampled at rate 0.1 with one coin per call, "
+         "claimed at its exact ε = 0.4732",
+         lambda: adversarial.make_call_subsampled_laplace(2.0, 0.1), 1 << 16),
+    Case("signed_zero", "(1 − 2·data)·G, G uniform on {−1, 0, 1}: −0.0 on one input, 0-DP",
+         lambda: adversarial.make_signed_zero(), 1 << 16),
+    Case("int_or_float", "a uniform digit as int on one input and float on the other, 0-DP",
+         lambda: adversarial.make_int_or_float(), 1 << 16),
 )
 
 MODES = ("ordinary", "measurement", "time budget")
@@ -99,9 +123,14 @@ def mode_options(mode: str, samples: int, seconds: float) -> dict:
 def one_audit(case: Case, options: dict, seed: int) -> dict:
     """One seeded audit, reduced to what the table needs."""
     started = time.perf_counter()
-    result = dpverify.audit(case.build(), seed=seed, n_jobs=1, **options)
+    try:
+        result = dpverify.audit(case.build(), seed=seed, n_jobs=1, **options)
+    except dpverify.ContractError as exc:  # refused: the batch is not independent runs
+        return {"seed": seed, "violation": False, "refused": True, "inconclusive": False,
+                "coupled": False, "bound": float("-inf"), "runs": 0, "reason": str(exc),
+                "seconds": time.perf_counter() - started}
     w = result.witness
-    return {"seed": seed, "violation": result.verdict == "violation",
+    return {"seed": seed, "violation": result.verdict == "violation", "refused": False,
             "inconclusive": result.outcome == "inconclusive",
             "coupled": w is not None and w.certificate == COUPLED,
             "bound": result.epsilon_lower_bound, "runs": result.samples,
@@ -124,10 +153,14 @@ def summarise(case: Case, mode: str, audits: list[dict], promise: float) -> dict
             "against_promise": "**above**" if lo > promise else
                                ("below" if hi < promise else "consistent"),
             "false_alarm_seeds": [a["seed"] for a in audits if a["violation"]],
+            "refused": sum(a["refused"] for a in audits),
+            "refusal_reasons": sorted({a["reason"].split(":")[0][:160] for a in audits
+                                       if a["refused"]}),
             "inconclusive": sum(a["inconclusive"] for a in audits),
             "coupled_witnesses": sum(a["coupled"] for a in audits),
             "bound_max": max(a["bound"] for a in audits),
-            "runs_median": float(np.median([a["runs"] for a in audits])),
+            "runs_median": float(np.median([a["runs"] for a in audits if not a["refused"]]
+                                           or [0])),
             "seconds": sum(a["seconds"] for a in audits),
             "seconds_median": float(np.median([a["seconds"] for a in audits]))}
 
@@ -151,13 +184,13 @@ def table_row(r: dict) -> str:
     return (f"| {r['case']} | {r['mode']} | 2^{int(np.log2(r['options']['samples']))} | "
             f"{seeds} | {r['false_alarms']}/{r['seeds']} | {r['rate']:.3f} | "
             f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['against_promise']} | "
-            f"{r['inconclusive']} | {r['coupled_witnesses']} | {r['bound_max']:.4g} | "
+            f"{r.get('refused', 0)} | {r['inconclusive']} | {r['coupled_witnesses']} | {r['bound_max']:.4g} | "
             f"{r['runs_median']:,.0f} | {r['seconds_median']:.2f} |")
 
 
 TABLE_HEAD = ["| case | mode | S | seeds | false alarms | rate | 95% CI | vs promise | "
-              "inconclusive | coupled | max bound | median runs | median s |",
-              "|---|---|--:|---|--:|--:|---|---|--:|--:|--:|--:|--:|"]
+              "refused | inconclusive | coupled | max bound | median runs | median s |",
+              "|---|---|--:|---|--:|--:|---|---|--:|--:|--:|--:|--:|--:|"]
 
 
 def markdown(rows: list[dict], follow_ups: list[dict], meta: dict) -> str:
@@ -167,7 +200,8 @@ def markdown(rows: list[dict], follow_ups: list[dict], meta: dict) -> str:
              f"{meta['cpu_model']}, numpy {meta['numpy']}. Generated by "
              f"`python scripts/adversarial.py --out reports --seeds {meta['seeds']}` in "
              f"{meta['total_seconds']:.0f} s ({meta['jobs']} audits at a time, each on one "
-             "core).", "",
+             "core)" + (f"; the rows of {', '.join(meta['kept'])} are kept from the run "
+                        f"of {meta['kept_date']}" if meta.get("kept") else "") + ".", "",
              "Every case is a correct mechanism, tight at its claim, chosen to stress a "
              "certificate; every violation is a false alarm. The promise: at confidence "
              f"{meta['confidence']:g} an audit flags a correct mechanism with probability at "
@@ -177,7 +211,10 @@ def markdown(rows: list[dict], follow_ups: list[dict], meta: dict) -> str:
              "wholly below.", "",
              f"Modes: **ordinary** (`samples=S`), **measurement** (`stop_early=False`), "
              f"**time budget** (`stop_early=False, seconds={meta['seconds']:g}, samples=16·S`: "
-             "the clock sizes the last stage). *Inconclusive* counts audits whose budget could "
+             "the clock sizes the last stage). *Refused* counts audits stopped with a "
+             "`ContractError` because a batch's runs were not independent",
+             "(docs/method.md, \"Independent runs\"): counted apart, never as false alarms; "
+             "the rate is over all seeds. *Inconclusive* counts audits whose budget could "
              "not have caught a gross violation (docs/theory.md §2.11); *coupled* counts "
              "witnesses certified by the coupled t-test.", "",
              *TABLE_HEAD, *(table_row(r) for r in rows)]
@@ -212,6 +249,8 @@ def parse_args(argv=None):
     p.add_argument("--only", nargs="*", help="case names to run (default: all)")
     p.add_argument("--modes", nargs="*", choices=MODES, help="modes to run (default: all)")
     p.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N−1")
+    p.add_argument("--keep", type=Path,
+                   help="an adversarial.json whose rows of the cases not run now are kept")
     args = p.parse_args(argv)
     if args.seeds < MIN_SEEDS and not args.only:
         p.error(f"--seeds must be at least {MIN_SEEDS} for the full report")
@@ -227,6 +266,12 @@ def main(argv=None) -> int:
     first = range(args.first_seed, args.first_seed + args.seeds)
     rows = [run_row(case, mode, args, promise, first) for case in CASES
             if not args.only or case.name in args.only for mode in args.modes]
+    if args.keep:  # rows of the other cases from an earlier run, in CASES order
+        kept = [r for r in json.loads(args.keep.read_text(encoding="utf-8"))["rows"]
+                if args.only and r["case"] not in args.only]
+        order = [c.name for c in CASES]
+        rows = sorted(kept + rows, key=lambda r: (order.index(r["case"]),
+                                                  MODES.index(r["mode"])))
     cases = {case.name: case for case in CASES}
     follow_ups = [dict(run_row(cases[r["case"]], r["mode"], args, promise,
                                range(first.stop, first.stop + FOLLOW_UP * args.seeds)),
@@ -237,6 +282,10 @@ def main(argv=None) -> int:
             "confidence": args.confidence, "jobs": args.jobs,
             "total_seconds": time.perf_counter() - started, "load_average": load_average()}
     meta.setdefault("date", time.strftime("%Y-%m-%d"))
+    if args.keep:
+        meta["kept"] = sorted({r["case"] for r in rows} - set(args.only or ()),
+                              key=[c.name for c in CASES].index)
+        meta["kept_date"] = json.loads(args.keep.read_text(encoding="utf-8"))["meta"]["date"]
     (args.out / "adversarial.md").write_text(markdown(rows, follow_ups, meta), encoding="utf-8")
     (args.out / "adversarial.json").write_text(
         json.dumps(jsonable({"rows": rows, "follow_ups": follow_ups, "meta": meta}), indent=2,

@@ -19,11 +19,13 @@ Modules:
 - `sampler`: the Sampler, which runs chunks in parallel (joblib threads or loky processes, or
              dask) and turns worker failures into dpverify errors;
 - `shared`:  inputs shared by several pairs, drawn once per certifying pass (shared_draws);
-- `checks`:  the pre-flight (check_uses_rng, check_chunks_differ) and checked_search_samples;
+- `checks`:  the pre-flight (check_uses_rng, check_chunks_differ, a batch's ties and spread),
+             the checks on the illustrative sample's calls that a batch's runs are independent
+             (check_runs_independent) and checked_search_samples;
 - `memory`:  return_freed_memory.
 """
-from .checks import (REPEAT_PROBE_CHUNKS, REPEAT_PROBE_RUNS, check_chunks_differ,
-                     check_uses_rng, checked_search_samples)
+from .checks import (CALLS, REPEAT_PROBE_CHUNKS, REPEAT_PROBE_RUNS, check_chunks_differ,
+                     check_runs_independent, check_uses_rng, checked_search_samples)
 from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, LAST_STAGE_KEY, PAIR_SEARCH, PREFLIGHT,
                      SAMPLE_SIZE, SEARCH, TIMING, TUNING_STAGE_KEY, ChunkTask, describe_task,
                      poisson_sample_size, split_into_chunks)
@@ -34,11 +36,11 @@ from .sampler import (BACKENDS, BATCHED_CHUNK_SIZE, SCALAR_CHUNK_SIZE, RunSecond
 from .shared import EachUse, SharedDraw, shared_draws
 
 __all__ = [
-    "BACKENDS", "BATCHED_CHUNK_SIZE", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY",
+    "BACKENDS", "BATCHED_CHUNK_SIZE", "CALLS", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY",
     "PAIR_SEARCH", "PREFLIGHT", "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE",
     "SCALAR_CHUNK_SIZE", "SEARCH", "TIMING", "TUNING_STAGE_KEY", "TimeBudgetSpent",
     "ChunkSeconds", "ChunkTask", "EachUse", "RunSeconds", "Sampler", "SharedDraw",
-    "check_chunks_differ", "check_uses_rng", "checked_search_samples", "describe_input",
+    "check_chunks_differ", "check_runs_independent", "check_uses_rng", "checked_search_samples", "describe_input",
     "describe_task", "draw_outputs", "poisson_sample_size", "return_freed_memory", "run_chunk",
     "shared_draws", "split_into_chunks",
 ]

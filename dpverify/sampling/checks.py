@@ -10,6 +10,8 @@ import random
 from math import comb
 
 import numpy as np
+from scipy.special import comb as binomial
+from scipy.stats import chi2, hypergeom
 
 from ..errors import ContractError, RandomnessError
 from .chunks import PREFLIGHT, SEARCH, ChunkTask, split_into_chunks
@@ -23,6 +25,13 @@ PREFLIGHT_RUNS = 64      # runs per input of the preflight ...
 PREFLIGHT_BATCHES = 2    # ... in this many batches, each from a seed of its own
 SPREAD_SINGLES = 32      # one-run calls whose outputs a batch's spread is compared with
 SPREAD_LEVEL = 1e-12     # the spread check's false-rejection rate, all coordinates together
+TIES_LEVEL = 1e-12       # the ties check's false-rejection rate
+# The checks on the illustrative sample (evidence.collect_examples), drawn as CALLS calls:
+CALLS = 64               # calls per input
+CALLS_LEVEL = 1e-9       # the false-rejection rate of each chi-square check, per audit
+LEAST_EXPECTED = 5       # the fewest runs a cell of a chi-square table is expected to hold
+LAGS = 64                # lags 1..LAGS (at most half a call) checked for equal outputs
+LAGS_LEVEL = 1e-9        # that check's false-rejection rate per input, all lags together
 
 
 def check_uses_rng(sampler: Sampler, pair: int, side: int,
@@ -96,8 +105,10 @@ def check_batch_spread(sampler: Sampler, pair: int, side: int, batch: Encoded) -
         return
     tasks = [ChunkTask(pair=pair, side=side, stage=2, purpose=PREFLIGHT, index=i, start=0,
                        size=1) for i in range(SPREAD_SINGLES)]
+    single_runs = sampler.probe(tasks)
+    check_batch_ties(sampler, pair, side, batch, Encoded.concat(single_runs))
     try:
-        ours, singles = batch.X, np.vstack([enc.X for enc in sampler.probe(tasks)])
+        ours, singles = batch.X, np.vstack([enc.X for enc in single_runs])
     except (AttributeError, TypeError, ValueError):  # outputs without a numeric matrix
         return
     if ours.ndim != 2 or singles.shape[1:] != ours.shape[1:]:
@@ -115,6 +126,211 @@ def check_batch_spread(sampler: Sampler, pair: int, side: int, batch: Encoded) -
                 "share noise. The batched form f(data, rng, size) must give every output "
                 "noise of its own (no draw shared by the batch, e.g. not "
                 "data + rng.laplace(0, b) + rng.laplace(0, small, size))")
+
+
+def ties_pvalue(batch_groups: np.ndarray, sizes: np.ndarray) -> float:
+    """P[T ≥ t] for T = Σ_v C(b_v, 2), the tied pairs inside a batch, when the batch is a
+    uniformly random subset of the pooled outputs (what exchangeable, i.e. independent,
+    outputs give): `sizes[v]` is how many pooled outputs equal value v, `batch_groups[v]` how
+    many of them are in the batch. Exact: the ways to draw c_v of each value, Π C(k_v, c_v), are
+    summed over every way of drawing the batch, value by value (docs/method.md, "The
+    preflight")."""
+    batch, observed = int(batch_groups.sum()), int(sum(b * (b - 1) // 2 for b in batch_groups))
+    most = batch * (batch - 1) // 2
+    ways = np.zeros((batch + 1, most + 1))  # ways[j, t]: j drawn so far, t tied pairs among them
+    ways[0, 0] = 1.0
+    for k in sizes:
+        step = np.zeros_like(ways)
+        for c in range(min(int(k), batch) + 1):
+            pairs = c * (c - 1) // 2
+            step[c:, pairs:] += binomial(int(k), c) * ways[:batch + 1 - c, :most + 1 - pairs]
+        ways = step
+    return float(ways[batch, observed:].sum() / binomial(int(sizes.sum()), batch))
+
+
+def check_batch_ties(sampler: Sampler, pair: int, side: int, batch: Encoded,
+                     singles: Encoded) -> None:
+    """A batch with more equal outputs than one-run calls show reuses draws (np.repeat,
+    np.tile of a continuous output). Under the contract the batch and the one-run outputs are
+    exchangeable, so the batch's tied pairs are those of a random subset of the pooled outputs;
+    `ties_pvalue` below TIES_LEVEL is a ContractError. Discrete outputs tie by nature; the test
+    holds its level for them too, and catches repeats only when they tie far more often than
+    the output's law makes values tie."""
+    keys = np.concatenate([batch.keys, singles.keys])
+    _, value = np.unique(keys, axis=0, return_inverse=True)
+    value = value.ravel()
+    sizes = np.bincount(value)
+    in_batch = np.bincount(value[:len(batch.keys)], minlength=len(sizes))
+    if np.all(in_batch <= 1) or ties_pvalue(in_batch, sizes) >= TIES_LEVEL:
+        return
+    tied = int(sum(b * (b - 1) // 2 for b in in_batch))
+    raise ContractError(
+        f"mechanism {sampler.mech.name!r} returned a batch of {len(batch.keys)} outputs on input "
+        f"{describe_input(sampler.inputs[pair][side])} with {tied} pairs of equal outputs, far "
+        f"more than {len(singles.keys)} outputs drawn one per call show: it reuses draws inside "
+        "a batch (np.repeat, np.tile, a cache). The batched form f(data, rng, size) must "
+        "return `size` independent outputs, each from draws of its own")
+
+
+def _call_labels(encs: list) -> list:
+    """What the call-homogeneity check tabulates, as one label per run for each view: the exact
+    output when it takes few values, and each numeric coordinate's quartile (of the pooled runs)."""
+    keys = np.concatenate([e.keys for e in encs])
+    _, value = np.unique(keys, axis=0, return_inverse=True)
+    views = [value.ravel()]
+    try:
+        X = np.vstack([e.X for e in encs])
+    except (AttributeError, TypeError, ValueError):  # no numeric matrix, or one of varying width
+        return views
+    for column in X.T if X.ndim == 2 else ():
+        finite = np.isfinite(column)
+        if finite.sum() < len(column) // 2:
+            continue
+        edges = np.unique(np.quantile(column[finite], [0.25, 0.5, 0.75]))
+        views.append(np.where(finite, np.searchsorted(edges, column, side="right"), -1))
+    return views
+
+
+def homogeneity_pvalue(table: np.ndarray) -> float:
+    """Pearson's chi-square test that every row (a call) of a calls × categories table of counts
+    draws from one law: categories expected to hold fewer than LEAST_EXPECTED runs per call are
+    pooled into one, and a table left with one category says nothing (p = 1). Large expected
+    counts keep the chi-square approximation close in the tail."""
+    total = table.sum(axis=0)
+    rare = total < LEAST_EXPECTED * len(table)
+    if rare.any():
+        table = np.column_stack([table[:, ~rare], table[:, rare].sum(axis=1)])
+        total = table.sum(axis=0)
+        if total[-1] < LEAST_EXPECTED * len(table) and table.shape[1] > 1:
+            table = np.column_stack([table[:, :-2], table[:, -2] + table[:, -1]])
+    table = table[:, table.sum(axis=0) > 0]
+    if table.shape[1] < 2:
+        return 1.0
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+    statistic = float(((table - expected) ** 2 / expected).sum())
+    return float(chi2.sf(statistic, (table.shape[0] - 1) * (table.shape[1] - 1)))
+
+
+def lag_pairs(runs: int, lag: int) -> tuple:
+    """Disjoint pairs (i, i + lag) of positions 0..runs−1: i in [0, lag), [2·lag, 3·lag), ...
+    Each position is in at most one pair, so for independent runs the pairs are independent
+    and each holds equal outputs with probability Σ_v p(v)², exactly."""
+    first = np.arange(runs - lag)
+    first = first[(first // lag) % 2 == 0]
+    return first, first + lag
+
+
+def lagged_ties_pvalue(values: np.ndarray, reference_equal: int, reference_pairs: int,
+                       lags: int = LAGS) -> tuple:
+    """The smallest Bonferroni-corrected p-value, and its lag, of one-sided Fisher tests that
+    runs `lag` apart inside a call (rows of `values`, one call each) are equal more often than
+    runs of different calls (`reference_equal` of `reference_pairs` disjoint pairs). Both
+    counts are binomial with the same Σ_v p(v)² when runs are independent, and they come
+    from disjoint runs, so each conditional test is exact (hypergeometric)."""
+    equal, pairs = np.zeros(lags, np.int64), np.zeros(lags, np.int64)
+    for lag in range(1, lags + 1):
+        i, j = lag_pairs(values.shape[1], lag)
+        equal[lag - 1] = (values[:, i] == values[:, j]).sum()
+        pairs[lag - 1] = values.shape[0] * len(i)
+    p = hypergeom.sf(equal - 1, pairs + reference_pairs, equal + reference_equal, pairs)
+    worst = int(np.argmin(p))
+    return min(1.0, float(p[worst]) * lags), worst + 1
+
+
+def check_lagged_ties(mech, data, encs: list) -> None:
+    """Runs `lag` apart in a call that are equal more often than runs of different calls reuse
+    draws: np.repeat (lag 1), np.tile (lag size/copies), for discrete outputs too, where ties
+    are expected and `check_batch_ties` has little power. `encs`: one Encoded per call, all of
+    one size. The first half of the calls gives the lags (`lagged_ties_pvalue`), the second
+    half the reference: run i of call c against run i of call c + half/2."""
+    runs = len(encs[0].keys)
+    if len(encs) < 4 or runs < 2:
+        return
+    half = len(encs) // 2
+    _, value = np.unique(np.concatenate([e.keys for e in encs]), axis=0, return_inverse=True)
+    value = value.reshape(len(encs), runs)
+    ours, theirs = value[:half], value[half:]
+    quarter = len(theirs) // 2
+    reference = theirs[:quarter] == theirs[quarter:2 * quarter]
+    p, lag = lagged_ties_pvalue(ours, int(reference.sum()), reference.size,
+                                lags=min(LAGS, runs // 2))
+    if p < LAGS_LEVEL / 2:
+        raise ContractError(
+            f"mechanism {mech.name!r} returned calls on input {describe_input(data)} whose "
+            f"outputs {lag} apart are equal far more often than outputs of different calls "
+            f"(p = {p:.1e}): it reuses draws inside a batch (outputs repeat in runs of {lag}, "
+            "or the batch is copies of a shorter one: np.repeat, np.tile). The batched form "
+            "f(data, rng, size) must return `size` independent outputs, each from draws of "
+            "its own")
+
+
+def check_calls_alike(mech, data, encs: list) -> None:
+    """Runs of different calls must follow one law: for each view of `_call_labels` a calls ×
+    categories table of `encs` (one Encoded per call, all of one size);
+    `homogeneity_pvalue` below CALLS_LEVEL/2 over the views is a ContractError. It catches
+    what a batch shares: noise drawn once per call, a random choice made once per call (a
+    subsampling coin), a seed per call."""
+    if len(encs) < 2:
+        return
+    views = _call_labels(encs)
+    call = np.repeat(np.arange(len(encs)), [len(e.keys) for e in encs])
+    for v, labels in enumerate(views):
+        _, category = np.unique(labels, return_inverse=True)
+        table = np.zeros((len(encs), category.max() + 1))
+        np.add.at(table, (call, category.ravel()), 1)
+        p = homogeneity_pvalue(table)
+        if p < CALLS_LEVEL / 2 / len(views):
+            what = "the outputs" if v == 0 else f"coordinate {v - 1}'s quartiles"
+            raise ContractError(
+                f"mechanism {mech.name!r} gave {len(encs)} calls of {len(encs[0].keys)} runs on "
+                f"input {describe_input(data)} whose outputs differ between calls far more "
+                f"than independent runs allow ({what}: chi-square p = {p:.1e}): something is "
+                "drawn once per call and shared by its outputs (a noise term, a subsampling "
+                "coin, a seed). The batched form f(data, rng, size) must return `size` "
+                "independent runs")
+
+
+def check_runs_independent(mech, inputs: tuple, event: str, encoded: list,
+                           per_call: list) -> None:
+    """The checks on the illustrative sample's calls (`evidence.collect_examples`), for a
+    batched mechanism: on each input, equal outputs at a lag (`check_lagged_ties`) and calls
+    alike (`check_calls_alike`); then the witness's event alike across calls
+    (`check_event_alike_across_calls`). Each is a ContractError (docs/method.md,
+    "Independent runs")."""
+    if not mech.batched:
+        return
+    for data, encs in zip(inputs, encoded):
+        check_lagged_ties(mech, data, encs)
+        check_calls_alike(mech, data, encs)
+    check_event_alike_across_calls(mech, inputs, event, per_call)
+
+
+def check_event_alike_across_calls(mech, inputs: tuple, event: str, per_call: list) -> None:
+    """The witness's event, counted on fresh runs drawn as several calls per input
+    (`evidence.collect_examples`: `per_call[side]` holds each call's hits and runs), must hit
+    at one rate in every call: `homogeneity_pvalue` below CALLS_LEVEL/4 on either input is a
+    ContractError. The event was fixed before these runs were drawn, so under the contract the
+    test holds its level (CALLS_LEVEL/4 per input); a batch whose runs share a random choice
+    made once per call (a
+    subsampling coin, a noise term) moves the event's rate from call to call, and the
+    certificate that found the event counted copies of that choice, not independent runs."""
+    if not mech.batched:
+        return
+    for data, calls in zip(inputs, per_call):
+        if len(calls) < 2:
+            continue
+        table = np.column_stack([calls[:, 0], calls[:, 1] - calls[:, 0]]).astype(float)
+        p = homogeneity_pvalue(table)
+        if p < CALLS_LEVEL / 4:
+            rates = calls[:, 0] / calls[:, 1]
+            raise ContractError(
+                f"mechanism {mech.name!r}: the witness's event ({event}) held "
+                f"{rates.min():.3g} to {rates.max():.3g} of the runs of {len(calls)} calls on "
+                f"input {describe_input(data)}, far more spread than independent runs allow "
+                f"(chi-square p = {p:.1e}): something is drawn once per call and shared by its "
+                "outputs (a subsampling coin, a noise term, a seed), so the runs the audit "
+                "counted were not independent and its finding cannot stand. The batched form "
+                "f(data, rng, size) must return `size` independent runs")
 
 
 def _distinct(*columns) -> bool:
