@@ -10,8 +10,6 @@ import random
 from math import comb
 
 import numpy as np
-from scipy.special import comb as binomial
-from scipy.stats import chi2, hypergeom
 
 from ..errors import ContractError, RandomnessError
 from .chunks import PREFLIGHT, SEARCH, ChunkTask, split_into_chunks
@@ -99,8 +97,9 @@ def check_batch_spread(sampler: Sampler, pair: int, side: int, batch: Encoded) -
     outputs inside the batch's range; a count whose `span_pvalue` is below SPREAD_LEVEL over
     the coordinates tested is a ContractError. Independent outputs fail it with probability
     below SPREAD_LEVEL, whatever their law; discrete coordinates (ties) are left to
-    `check_batch_contract`. The contract is the mechanism's, not an input's: it is checked on
-    the first input of the first pair only, which keeps its cost at SPREAD_SINGLES calls."""
+    `check_batch_contract`. The same one-run outputs serve `check_batch_ties`. The contract is
+    the mechanism's, not an input's: it is checked on the first input of the first pair only,
+    which keeps its cost at SPREAD_SINGLES calls."""
     if not sampler.mech.batched or (pair, side) != (0, 0):
         return
     tasks = [ChunkTask(pair=pair, side=side, stage=2, purpose=PREFLIGHT, index=i, start=0,
@@ -133,8 +132,8 @@ def ties_pvalue(batch_groups: np.ndarray, sizes: np.ndarray) -> float:
     uniformly random subset of the pooled outputs (what exchangeable, i.e. independent,
     outputs give): `sizes[v]` is how many pooled outputs equal value v, `batch_groups[v]` how
     many of them are in the batch. Exact: the ways to draw c_v of each value, Π C(k_v, c_v), are
-    summed over every way of drawing the batch, value by value (docs/method.md, "The
-    preflight")."""
+    summed over every way of drawing the batch, value by value (docs/method.md, "Independent
+    runs")."""
     batch, observed = int(batch_groups.sum()), int(sum(b * (b - 1) // 2 for b in batch_groups))
     most = batch * (batch - 1) // 2
     ways = np.zeros((batch + 1, most + 1))  # ways[j, t]: j drawn so far, t tied pairs among them
@@ -143,9 +142,9 @@ def ties_pvalue(batch_groups: np.ndarray, sizes: np.ndarray) -> float:
         step = np.zeros_like(ways)
         for c in range(min(int(k), batch) + 1):
             pairs = c * (c - 1) // 2
-            step[c:, pairs:] += binomial(int(k), c) * ways[:batch + 1 - c, :most + 1 - pairs]
+            step[c:, pairs:] += comb(int(k), c) * ways[:batch + 1 - c, :most + 1 - pairs]
         ways = step
-    return float(ways[batch, observed:].sum() / binomial(int(sizes.sum()), batch))
+    return float(ways[batch, observed:].sum() / comb(int(sizes.sum()), batch))
 
 
 def check_batch_ties(sampler: Sampler, pair: int, side: int, batch: Encoded,
@@ -172,12 +171,21 @@ def check_batch_ties(sampler: Sampler, pair: int, side: int, batch: Encoded,
         "return `size` independent outputs, each from draws of its own")
 
 
-def _call_labels(encs: list) -> list:
-    """What the call-homogeneity check tabulates, as one label per run for each view: the exact
-    output when it takes few values, and each numeric coordinate's quartile (of the pooled runs)."""
-    keys = np.concatenate([e.keys for e in encs])
-    _, value = np.unique(keys, axis=0, return_inverse=True)
-    views = [value.ravel()]
+def _value_ids(encs: list) -> np.ndarray:
+    """calls × runs: each run's output as an integer, equal for equal outputs (encoded keys).
+    `encs`: one Encoded per call, all of one size."""
+    _, value = np.unique(np.concatenate([e.keys for e in encs]), axis=0, return_inverse=True)
+    return value.reshape(len(encs), -1)
+
+
+def _call_labels(values: np.ndarray, encs: list) -> list:
+    """What `check_calls_alike` tabulates, one label per run for each view: the exact output,
+    values too rare to be expected LEAST_EXPECTED times per call pooled into one label (so a
+    continuous output, all of it rare, adds no table), and each numeric coordinate's quartile
+    of the pooled runs."""
+    flat = values.ravel()
+    rare = np.bincount(flat) < LEAST_EXPECTED * len(values)
+    views = [np.where(rare[flat], -1, flat)]
     try:
         X = np.vstack([e.X for e in encs])
     except (AttributeError, TypeError, ValueError):  # no numeric matrix, or one of varying width
@@ -196,6 +204,7 @@ def homogeneity_pvalue(table: np.ndarray) -> float:
     draws from one law: categories expected to hold fewer than LEAST_EXPECTED runs per call are
     pooled into one, and a table left with one category says nothing (p = 1). Large expected
     counts keep the chi-square approximation close in the tail."""
+    from scipy.stats import chi2  # here, not at import: scipy.stats costs every worker ~0.8 s
     total = table.sum(axis=0)
     rare = total < LEAST_EXPECTED * len(table)
     if rare.any():
@@ -227,6 +236,7 @@ def lagged_ties_pvalue(values: np.ndarray, reference_equal: int, reference_pairs
     runs of different calls (`reference_equal` of `reference_pairs` disjoint pairs). Both
     counts are binomial with the same Σ_v p(v)² when runs are independent, and they come
     from disjoint runs, so each conditional test is exact (hypergeometric)."""
+    from scipy.stats import hypergeom  # here, not at import (see homogeneity_pvalue)
     equal, pairs = np.zeros(lags, np.int64), np.zeros(lags, np.int64)
     for lag in range(1, lags + 1):
         i, j = lag_pairs(values.shape[1], lag)
@@ -237,19 +247,16 @@ def lagged_ties_pvalue(values: np.ndarray, reference_equal: int, reference_pairs
     return min(1.0, float(p[worst]) * lags), worst + 1
 
 
-def check_lagged_ties(mech, data, encs: list) -> None:
+def check_lagged_ties(mech, data, values: np.ndarray) -> None:
     """Runs `lag` apart in a call that are equal more often than runs of different calls reuse
     draws: np.repeat (lag 1), np.tile (lag size/copies), for discrete outputs too, where ties
-    are expected and `check_batch_ties` has little power. `encs`: one Encoded per call, all of
-    one size. The first half of the calls gives the lags (`lagged_ties_pvalue`), the second
-    half the reference: run i of call c against run i of call c + half/2."""
-    runs = len(encs[0].keys)
-    if len(encs) < 4 or runs < 2:
+    are expected and `check_batch_ties` has little power. `values`: calls × runs
+    (`_value_ids`). The first half of the calls gives the lags (`lagged_ties_pvalue`), the
+    second half the reference: run i of call c against run i of call c + half/2."""
+    calls, runs = values.shape
+    if calls < 4 or runs < 2:
         return
-    half = len(encs) // 2
-    _, value = np.unique(np.concatenate([e.keys for e in encs]), axis=0, return_inverse=True)
-    value = value.reshape(len(encs), runs)
-    ours, theirs = value[:half], value[half:]
+    ours, theirs = values[:calls // 2], values[calls // 2:]
     quarter = len(theirs) // 2
     reference = theirs[:quarter] == theirs[quarter:2 * quarter]
     p, lag = lagged_ties_pvalue(ours, int(reference.sum()), reference.size,
@@ -264,16 +271,16 @@ def check_lagged_ties(mech, data, encs: list) -> None:
             "its own")
 
 
-def check_calls_alike(mech, data, encs: list) -> None:
+def check_calls_alike(mech, data, values: np.ndarray, encs: list) -> None:
     """Runs of different calls must follow one law: for each view of `_call_labels` a calls ×
-    categories table of `encs` (one Encoded per call, all of one size);
+    categories table (`values`: calls × runs, `_value_ids` of `encs`, one Encoded per call);
     `homogeneity_pvalue` below CALLS_LEVEL/2 over the views is a ContractError. It catches
     what a batch shares: noise drawn once per call, a random choice made once per call (a
     subsampling coin), a seed per call."""
     if len(encs) < 2:
         return
-    views = _call_labels(encs)
-    call = np.repeat(np.arange(len(encs)), [len(e.keys) for e in encs])
+    views = _call_labels(values, encs)
+    call = np.repeat(np.arange(len(encs)), values.shape[1])
     for v, labels in enumerate(views):
         _, category = np.unique(labels, return_inverse=True)
         table = np.zeros((len(encs), category.max() + 1))
@@ -300,8 +307,9 @@ def check_runs_independent(mech, inputs: tuple, event: str, encoded: list,
     if not mech.batched:
         return
     for data, encs in zip(inputs, encoded):
-        check_lagged_ties(mech, data, encs)
-        check_calls_alike(mech, data, encs)
+        values = _value_ids(encs)
+        check_lagged_ties(mech, data, values)
+        check_calls_alike(mech, data, values, encs)
     check_event_alike_across_calls(mech, inputs, event, per_call)
 
 
@@ -311,9 +319,9 @@ def check_event_alike_across_calls(mech, inputs: tuple, event: str, per_call: li
     at one rate in every call: `homogeneity_pvalue` below CALLS_LEVEL/4 on either input is a
     ContractError. The event was fixed before these runs were drawn, so under the contract the
     test holds its level (CALLS_LEVEL/4 per input); a batch whose runs share a random choice
-    made once per call (a
-    subsampling coin, a noise term) moves the event's rate from call to call, and the
-    certificate that found the event counted copies of that choice, not independent runs."""
+    made once per call (a subsampling coin, a noise term) moves the event's rate from call to
+    call, and the certificate that found the event counted copies of that choice, not
+    independent runs."""
     if not mech.batched:
         return
     for data, calls in zip(inputs, per_call):
