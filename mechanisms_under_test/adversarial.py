@@ -9,6 +9,10 @@ violation an audit reports on one of them is a false alarm. Used by scripts/adve
 - ``make_unaligned_laplace``: draws a different number of values on D and D′, so runs drawn on
   a shared seed do not line up.
 - ``make_clipped_sum``: a clipped sum whose tight pairs input search must find.
+- ``make_repeated_laplace``, ``make_tiled_response``, ``make_shared_noise_laplace``,
+  ``make_call_subsampled_laplace``: each run meets its claim, but the batch is not independent
+  runs (repeated, tiled or shared draws, a coin per call): an audit must refuse them.
+- ``make_signed_zero``, ``make_int_or_float``: one law over the reals spelled two ways (0-DP).
 """
 from __future__ import annotations
 

@@ -174,7 +174,7 @@ def run_row(case: Case, mode: str, args, promise: float, seeds: range) -> dict:
     row["seed_range"] = [seeds.start, seeds.stop - 1]
     print(f"{case.name:16s} {mode:12s} {row['false_alarms']:3d}/{row['seeds']} "
           f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] {row['against_promise']:10s} "
-          f"inconclusive {row['inconclusive']:3d}  coupled {row['coupled_witnesses']:3d}  "
+          f"refused {row['refused']:3d}  inconclusive {row['inconclusive']:3d}  coupled {row['coupled_witnesses']:3d}  "
           f"{row['seconds']:.0f} s", flush=True)
     return row
 
@@ -184,7 +184,8 @@ def table_row(r: dict) -> str:
     return (f"| {r['case']} | {r['mode']} | 2^{int(np.log2(r['options']['samples']))} | "
             f"{seeds} | {r['false_alarms']}/{r['seeds']} | {r['rate']:.3f} | "
             f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['against_promise']} | "
-            f"{r.get('refused', 0)} | {r['inconclusive']} | {r['coupled_witnesses']} | {r['bound_max']:.4g} | "
+            f"{r.get('refused', 0)} | {r['inconclusive']} | {r['coupled_witnesses']} | "
+            f"{r['bound_max']:.4g} | "
             f"{r['runs_median']:,.0f} | {r['seconds_median']:.2f} |")
 
 

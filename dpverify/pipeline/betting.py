@@ -72,9 +72,8 @@ class BettingTest:
         """Bet on the round drawn next: the BETS_PER_ROUND offers expected to grow fastest,
         with shares of the wealth proportional to that growth, and at each claim of the grid
         the bet planned for it (0 where the event is not expected to beat that claim)."""
-        weight = {id(o): o.growth * self._record_of(o) for o in offers if o.growth > 0}
-        # a record of heavy losses can underflow to weight 0: such a stream gets no share
-        weight = {k: w for k, w in weight.items() if w > 0}
+        # only offers of positive weight: a record of heavy losses can underflow to 0
+        weight = {id(o): w for o in offers if (w := o.growth * self._record_of(o)) > 0}
         offers = sorted((o for o in offers if id(o) in weight), key=lambda o: -weight[id(o)])
         offers = offers[:BETS_PER_ROUND]
         total = sum(weight[id(o)] for o in offers)
