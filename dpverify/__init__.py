@@ -1,8 +1,9 @@
 """dpverify: empirical differential-privacy verification of black-box mechanisms.
 
-A pass means "no violation found at a budget that could have caught a gross one", never
-"proven private": samples only prove lower bounds on epsilon. An audit whose budget could not
-have caught a gross violation is inconclusive (`AuditResult.conclusive`), never a pass.
+A pass means "no violation found at this budget", never "proven private": samples only prove
+lower bounds on epsilon. A pass states what the budget covers (its resolution and its leak
+reach); an audit whose resolution is above a gross violation of the claim is inconclusive
+(`AuditResult.conclusive`), never a pass.
 """
 from . import pairs
 from .errors import (AuditTimeoutError, ContractError, DpVerifyError, InconclusiveAuditWarning,

@@ -195,8 +195,8 @@ class HasOutcome:
 
     @property
     def passed(self) -> bool:
-        """A conclusive pass: no violation found by a budget that could have caught a gross
-        one."""
+        """A conclusive pass: no violation found, by a budget whose resolution reaches a gross
+        violation of the claim."""
         return self.outcome == "pass"
 
     def word(self) -> str:
@@ -215,16 +215,29 @@ def inconclusive_line(mechanism: str, claim: str, claimed_epsilon: float, resolu
             f"           {INCONCLUSIVE_ADVICE}")
 
 
+def leak_reach_text(reach: float, confidence: float) -> str:
+    """What a pass covers beyond its resolution: the rarest leak it would have caught."""
+    if not math.isfinite(reach):
+        return ("leaks: too few runs to have caught, with probability "
+                f"{confidence:g}, an output seen under one input only")
+    return (f"leaks: an output seen under one input only, in at least 1 of "
+            f"{math.floor(1 / reach):,} runs, would have been caught with probability ≥ "
+            f"{confidence:g}")
+
+
 @dataclass(frozen=True)
 class AuditResult(HasOutcome):
     """Outcome of `dpverify.audit`.
 
     verdict "violation": with probability ≥ `confidence` the mechanism is NOT
     (claimed_epsilon, claimed_delta)-DP on the witness pair. verdict "pass": no violation was
-    found at this budget — not a proof of privacy; `resolution` says how large a violation this
-    budget would have caught about half the time on an event as likely as the best one, and
-    `conclusive` is False (`outcome` "inconclusive") when that is above a gross violation of the
-    claim (`gross_violation`): then the audit could not have told.
+    found at this budget — not a proof of privacy. What it covers: `resolution`, the true ε this
+    budget would have caught about half the time on an event as likely as the best one it
+    tested, and `leak_reach`, the least fraction of runs in which an output seen under one input
+    only would have been caught with probability ≥ `confidence`. `conclusive` is True for a
+    violation, and for a pass exactly when `resolution` ≤ `gross_violation(claimed_epsilon)`;
+    else `outcome` is "inconclusive": the audit could not have told a gross violation on such
+    an event from none.
     """
 
     mechanism: str
@@ -251,10 +264,15 @@ class AuditResult(HasOutcome):
     # mechanism runs per neighbouring pair (both inputs, in the order of the audited pairs):
     # where the audit spent its runs (an input shared by pairs counts for the first of them)
     runs_per_pair: tuple = ()
+    # a pass's leak reach: the least fraction of runs in which an output seen under one input
+    # only would have been caught with probability ≥ `confidence` (certify.reach; docs/theory.md
+    # §2.13); ∞ for a violation, or an audit that never reached its last stage
+    leak_reach: float = math.inf
 
     @property
     def conclusive(self) -> bool:
-        """False for a pass whose budget could not have caught a gross violation."""
+        """A violation; or a pass whose resolution is at most a gross violation of the claim
+        (it would have caught one about half the time on an event as likely as the best)."""
         return is_conclusive(self.verdict, self.claimed_epsilon, self.resolution)
 
     @property
@@ -287,6 +305,8 @@ class AuditResult(HasOutcome):
             lines.append(inconclusive_line(self.mechanism, claim, self.claimed_epsilon,
                                            self.resolution,
                                            lower_bound_text(lb, self.claimed_epsilon)))
+        if self.verdict == "pass":
+            lines.append("           " + leak_reach_text(self.leak_reach, self.confidence))
         if self.witness is not None:
             lines += self.witness.summary_lines()
         lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
@@ -314,6 +334,7 @@ class AuditResult(HasOutcome):
             "support_mismatch": self.support_mismatch,
             "confidence": self.confidence,
             "resolution": self.resolution,
+            "leak_reach": self.leak_reach,
             "samples": self.samples,
             "samples_per_side": self.samples_per_side,
             "seconds": self.seconds,

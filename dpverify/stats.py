@@ -284,7 +284,7 @@ def paired_variance_from_blocks(blocks_p, blocks_q):
 
 
 def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrink_z, variance,
-                                     block=0):
+                                     block=0, unpaired_shrink_z=None):
     """`expected_bound_and_method` for an event counted on m PAIRED runs per input (common random
     numbers) whose log-ratio estimate ln(k_p/k_q) has variance `variance`
     (`paired_log_ratio_variance` from joint counts, `paired_variance_from_blocks` from block
@@ -296,11 +296,14 @@ def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrin
     to spare (the pilot that decides measures them on few runs), the coupled t-test
     (`expected_coupled_epsilon`; the disagreements are read off the variance, which is
     (d_p + d_q)/(k_p·k_q) for d disagreeing runs). With δ > 0, or where an input has no hit,
-    the independent plan is returned as it is. Used only to choose events on search data."""
+    the independent plan is returned as it is, its rates shrunk `unpaired_shrink_z` standard
+    errors (default `shrink_z`): a threshold without a paired estimate takes the independent
+    shrink. Used only to choose events on search data."""
+    independent_z = shrink_z if unpaired_shrink_z is None else unpaired_shrink_z
     k_p, k_q, variance = (np.asarray(x, dtype=float) for x in (k_p, k_q, variance))
     ok = (k_p > 0) & (k_q > 0) & np.isfinite(variance)
     if delta > 0 or not np.any(ok):
-        return expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level, shrink_z)
+        return expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level, independent_z)
     kp, kq = np.where(ok, k_p, 1.0), np.where(ok, k_q, 1.0)
     se = np.sqrt(np.where(ok, variance, 0.0))
     p_s, q_s = kp / m * np.exp(-shrink_z * se / 2), kq / m * np.exp(shrink_z * se / 2)
@@ -318,7 +321,7 @@ def expected_paired_bound_and_method(k_p, k_q, m, n_certify, delta, level, shrin
         return planned, ratio_paired
     # thresholds an input never hit: the independent plan (Wilson bounds handle a zero count)
     independent, ratio = expected_bound_and_method(k_p, m, k_q, m, n_certify, delta, level,
-                                                   shrink_z)
+                                                   independent_z)
     return np.where(ok, planned, independent), np.where(ok, ratio_paired, ratio)
 
 

@@ -13,6 +13,8 @@ violation an audit reports on one of them is a false alarm. Used by scripts/adve
   ``make_call_subsampled_laplace``: each run meets its claim, but the batch is not independent
   runs (repeated, tiled or shared draws, a coin per call): an audit must refuse them.
 - ``make_signed_zero``, ``make_int_or_float``: one law over the reals spelled two ways (0-DP).
+- ``make_curator_laplace``: not correct: Laplace at its claim that releases its input in the
+  clear on a rare run (ε = ∞), the leak an audit must find (the "curator attack").
 """
 from __future__ import annotations
 
@@ -213,3 +215,23 @@ def make_int_or_float(name="int_or_float"):
     return declare(int_or_float, epsilon=0.5, pairs=[(0, 1)], name=name,
                    doc=doc("A digit, as int on D and float on D'. Output: list (size,).",
                            0.5, 0.0))
+
+
+# A leak hidden in a rare event (Wang et al., arXiv 2411.16516, the "curator attack"): every
+# other run meets the claim exactly, so only the rare event can show the violation.
+
+def make_curator_laplace(epsilon=1.0, leak=1e-4, name=None):
+    """data + Laplace(1/ε) on the pair (1, 0), except that in a fraction `leak` of runs the
+    output is `data` itself, exactly: an atom seen under one input only, so ε = ∞ however rare
+    it is. Claimed at ε. Output: float array (size,)."""
+
+    def curator_laplace(data, rng, size):
+        out = data + rng.laplace(0.0, 1.0 / epsilon, size)
+        out[rng.random(size) < leak] = data
+        return out
+
+    what = f"in 1 run of {1 / leak:,.0f}" if leak > 0 else "never (a correct Laplace)"
+    return declare(curator_laplace, epsilon=epsilon, pairs=[(1.0, 0.0)],
+                   name=name or f"curator_laplace_{leak:g}",
+                   doc=doc(f"Laplace that releases its input {what}. Output: float array "
+                           "(size,).", epsilon, math.inf if leak > 0 else epsilon))

@@ -36,10 +36,20 @@ Cases
     signed_zero       −0.0 on one input, 0.0 on the other, the same law over the reals;
     int_or_float      the same digits as int on one input and float on the other.
 
+Rare leaks (a table of their own: every violation is a catch)
+    Laplace at ε = 1 that releases its input in the clear in a fraction r of runs (ε = ∞),
+    audited ordinarily at the default budget, LEAK_SEEDS seeds each: r = 10⁻⁴, r = 10⁻⁵, and r
+    = the leak reach a pass of the leak-free mechanism states (seed 0). Per row: catches with a
+    Clopper–Pearson interval, and the passes whose statement "a leak in ≥ 1 of N runs would have
+    been caught" covers r (N ≤ 1/r), each a statement the audit proved false. In the main table
+    every pass states a leak reach too; there the mechanisms leak nothing, so no statement can
+    be false, and the column shows the median N.
+
 Usage: python scripts/adversarial.py --out DIR [--seeds N] [--seconds T] [--jobs J]
                                     [--only CASE ...] [--modes MODE ...] [--first-seed F]
-                                    [--keep OLD/adversarial.json]
-       (--keep: the rows of the cases not in --only are taken from OLD)
+                                    [--keep OLD/adversarial.json] [--leak-seeds L]
+       (--keep: the rows of the cases not in --only are taken from OLD, and with
+        --leak-seeds 0 its rare-leak rows)
        (defaults N = 200, T = 0.4, J = 2: audits run J at a time, each on one core)
 Writes DIR/adversarial.md and DIR/adversarial.json.
 """
@@ -67,6 +77,8 @@ from mechanisms_under_test.own_randomness import (  # noqa: E402
 
 CI_LEVEL = 0.95   # level of the interval on each measured rate (not the audits' confidence)
 MIN_SEEDS = 200   # the issue's floor: fewer seeds cannot place a 5 % rate
+LEAK_SEEDS = 40   # seeds per rare-leak row (default budget, about 3 s an audit)
+LEAK_RATES = (1e-4, 1e-5, None)  # None: the reach a leak-free audit's pass states
 FOLLOW_UP = 5     # a row above the promise is measured again on this many times the seeds
 
 
@@ -134,6 +146,7 @@ def one_audit(case: Case, options: dict, seed: int) -> dict:
             "inconclusive": result.outcome == "inconclusive",
             "coupled": w is not None and w.certificate == COUPLED,
             "bound": result.epsilon_lower_bound, "runs": result.samples,
+            "reach": result.leak_reach if result.verdict == "pass" else None,
             "seconds": time.perf_counter() - started}
 
 
@@ -161,6 +174,8 @@ def summarise(case: Case, mode: str, audits: list[dict], promise: float) -> dict
             "bound_max": max(a["bound"] for a in audits),
             "runs_median": float(np.median([a["runs"] for a in audits if not a["refused"]]
                                            or [0])),
+            "reach_median": float(np.median([a["reach"] for a in audits
+                                             if a.get("reach") is not None] or [np.nan])),
             "seconds": sum(a["seconds"] for a in audits),
             "seconds_median": float(np.median([a["seconds"] for a in audits]))}
 
@@ -185,16 +200,69 @@ def table_row(r: dict) -> str:
             f"{seeds} | {r['false_alarms']}/{r['seeds']} | {r['rate']:.3f} | "
             f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['against_promise']} | "
             f"{r.get('refused', 0)} | {r['inconclusive']} | {r['coupled_witnesses']} | "
-            f"{r['bound_max']:.4g} | "
+            f"{r['bound_max']:.4g} | {one_in(r.get('reach_median'))} | "
             f"{r['runs_median']:,.0f} | {r['seconds_median']:.2f} |")
 
 
+def one_in(reach) -> str:
+    """A leak reach r as "1 in N" (N = ⌊1/r⌋), "–" where no pass stated one."""
+    if reach is None or np.isnan(reach):
+        return "–"
+    return "none" if np.isinf(reach) else f"1 in {int(1 / reach):,}"
+
+
 TABLE_HEAD = ["| case | mode | S | seeds | false alarms | rate | 95% CI | vs promise | "
-              "refused | inconclusive | coupled | max bound | median runs | median s |",
-              "|---|---|--:|---|--:|--:|---|---|--:|--:|--:|--:|--:|--:|"]
+              "refused | inconclusive | coupled | max bound | leak reach (median) | "
+              "median runs | median s |",
+              "|---|---|--:|---|--:|--:|---|---|--:|--:|--:|--:|--:|--:|--:|"]
 
 
-def markdown(rows: list[dict], follow_ups: list[dict], meta: dict) -> str:
+def leak_audit(rate: float, seed: int) -> dict:
+    """One ordinary audit at the default budget of Laplace (ε = 1) leaking in `rate` of runs."""
+    started = time.perf_counter()
+    result = dpverify.audit(adversarial.make_curator_laplace(1.0, rate), seed=seed, n_jobs=1)
+    return {"seed": seed, "caught": result.verdict == "violation",
+            "reach": result.leak_reach if result.verdict == "pass" else None,
+            "bound": result.epsilon_lower_bound, "runs": result.samples,
+            "seconds": time.perf_counter() - started}
+
+
+def leak_row(rate, seeds: range, jobs: int) -> dict:
+    """A rare-leak row: catches, and passes whose stated reach covers the leak (false)."""
+    origin = "fixed"
+    if rate is None:  # the reach a pass of the leak-free mechanism states, on seed 0
+        rate, origin = leak_audit(0.0, 0)["reach"], "stated by a leak-free audit (seed 0)"
+    audits = Parallel(n_jobs=jobs)(delayed(leak_audit)(rate, seed) for seed in seeds)
+    k, n = sum(a["caught"] for a in audits), len(audits)
+    lo, hi = clopper_pearson(k, n)
+    passes = [a for a in audits if not a["caught"]]
+    false = [a["seed"] for a in passes if a["reach"] is not None and a["reach"] <= rate]
+    row = {"rate": rate, "origin": origin, "seeds": n, "seed_range": [seeds.start, seeds.stop - 1],
+           "caught": k, "caught_rate": k / n, "ci_low": lo, "ci_high": hi,
+           "passes": len(passes), "false_statements": len(false), "false_statement_seeds": false,
+           "reach_median": float(np.median([a["reach"] for a in passes])) if passes else None,
+           "runs_median": float(np.median([a["runs"] for a in audits])),
+           "seconds_median": float(np.median([a["seconds"] for a in audits]))}
+    print(f"leak 1 in {1 / rate:,.0f}: caught {k}/{n} [{lo:.3f}, {hi:.3f}], passes "
+          f"{len(passes)}, false statements {len(false)}", flush=True)
+    return row
+
+
+def leak_table(rows: list[dict]) -> list[str]:
+    lines = ["| leak in | rate from | seeds | caught | 95% CI | passes | passes whose statement "
+             "covers the leak | leak reach stated (median) | median runs | median s |",
+             "|---|---|---|--:|---|--:|--:|--:|--:|--:|"]
+    for r in rows:
+        lines.append(f"| 1 in {1 / r['rate']:,.0f} runs | {r['origin']} | "
+                     f"{r['seed_range'][0]}–{r['seed_range'][1]} | {r['caught']}/{r['seeds']} | "
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['passes']} | "
+                     f"{r['false_statements']} | {one_in(r['reach_median'])} | "
+                     f"{r['runs_median']:,.0f} | {r['seconds_median']:.2f} |")
+    return lines
+
+
+def markdown(rows: list[dict], follow_ups: list[dict], meta: dict,
+             leaks: list[dict] | None = None) -> str:
     promise = 1.0 - meta["confidence"]
     lines = ["# Adversarial false-alarm suite", "",
              f"dpverify {meta['dpverify']}, {meta['date']}; {meta['platform']}, "
@@ -235,6 +303,17 @@ def markdown(rows: list[dict], follow_ups: list[dict], meta: dict) -> str:
         if r["case"] not in seen:
             seen.add(r["case"])
             lines.append(f"- **{r['case']}**: {r['what']}.")
+    if leaks:
+        lines += ["", "## Rare leaks", "",
+                  "Laplace at ε = 1 that releases its input in the clear in a fraction of runs "
+                  "(`make_curator_laplace`, ε = ∞), ordinary audits at the default budget: here "
+                  "every violation is a catch. A pass states its leak reach, \"an output seen "
+                  "under one input only, in at least 1 of N runs, would have been caught with "
+                  "probability ≥ 0.95\" (docs/theory.md §2.13); a pass whose N is at most the "
+                  "leak's 1/r made a statement the leak proves false, and the confidence allows "
+                  "that in at most 5% of audits. In the table above nothing leaks, so no pass "
+                  "statement there can be false; its column shows the median N stated.", "",
+                  *leak_table(leaks)]
     lines += ["", "The mechanisms are in `mechanisms_under_test/adversarial.py` (with their "
               "exact claims); the seeds of every false alarm are in `adversarial.json`.", ""]
     return "\n".join(lines)
@@ -252,6 +331,8 @@ def parse_args(argv=None):
     p.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N−1")
     p.add_argument("--keep", type=Path,
                    help="an adversarial.json whose rows of the cases not run now are kept")
+    p.add_argument("--leak-seeds", type=int, default=LEAK_SEEDS,
+                   help="seeds per rare-leak row (0: keep them from --keep, or skip)")
     args = p.parse_args(argv)
     if args.seeds < MIN_SEEDS and not args.only:
         p.error(f"--seeds must be at least {MIN_SEEDS} for the full report")
@@ -273,6 +354,10 @@ def main(argv=None) -> int:
         order = [c.name for c in CASES]
         rows = sorted(kept + rows, key=lambda r: (order.index(r["case"]),
                                                   MODES.index(r["mode"])))
+    leaks = [leak_row(rate, range(args.first_seed, args.first_seed + args.leak_seeds),
+                      args.jobs) for rate in LEAK_RATES] if args.leak_seeds > 0 else []
+    if not leaks and args.keep:
+        leaks = json.loads(args.keep.read_text(encoding="utf-8")).get("leaks", [])
     cases = {case.name: case for case in CASES}
     follow_ups = [dict(run_row(cases[r["case"]], r["mode"], args, promise,
                                range(first.stop, first.stop + FOLLOW_UP * args.seeds)),
@@ -287,10 +372,12 @@ def main(argv=None) -> int:
         meta["kept"] = sorted({r["case"] for r in rows} - set(args.only or ()),
                               key=[c.name for c in CASES].index)
         meta["kept_date"] = json.loads(args.keep.read_text(encoding="utf-8"))["meta"]["date"]
-    (args.out / "adversarial.md").write_text(markdown(rows, follow_ups, meta), encoding="utf-8")
+    (args.out / "adversarial.md").write_text(markdown(rows, follow_ups, meta, leaks),
+                                             encoding="utf-8")
     (args.out / "adversarial.json").write_text(
-        json.dumps(jsonable({"rows": rows, "follow_ups": follow_ups, "meta": meta}), indent=2,
-                   ensure_ascii=False) + "\n", encoding="utf-8")
+        json.dumps(jsonable({"rows": rows, "follow_ups": follow_ups, "leaks": leaks,
+                             "meta": meta}), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8")
     broken = [r for r in follow_ups if r["ci_low"] > promise]
     for r in broken:
         print(f"BROKEN PROMISE: {r['case']} ({r['mode']}): {r['false_alarms']}/{r['seeds']}",

@@ -77,17 +77,20 @@ def scale_per_call(data, rng, size):
     return data + rng.normal(0.0, rng.choice([0.5, 4.0]), size)
 
 
-@pytest.mark.parametrize("mech, pattern", [
-    (gaussian_in_threes, "equal"),
-    (geometric_tiled, "apart are equal"),
-    (scale_per_call, "differ between calls"),
+@pytest.mark.parametrize("mech, patterns", [
+    (gaussian_in_threes, ("equal",)),
+    # four copies of a quarter: equal at lag size/4, which the lag test sees in calls of up to
+    # 256 runs; in larger calls the copies make the calls differ instead
+    (geometric_tiled, ("apart are equal", "differ between calls")),
+    (scale_per_call, ("differ between calls",)),
 ])
-def test_dependent_batches_are_refused_with_the_pattern_named(mech, pattern):
+def test_dependent_batches_are_refused_with_the_pattern_named(mech, patterns):
     for seed in range(3):
         with pytest.raises(dpverify.ContractError) as caught:
             dpverify.audit(mech, seed=seed, samples=1 << 16, n_jobs=1)
         message = str(caught.value)
-        assert mech.name in message and pattern in message and "input" in message
+        assert mech.name in message and "input" in message
+        assert any(pattern in message for pattern in patterns), message
 
 
 RATE, KEEP = 0.2, math.exp(1.0) / (1 + math.exp(1.0))

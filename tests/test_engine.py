@@ -335,8 +335,9 @@ def test_a_pair_whose_search_sample_is_complete_is_not_learned_again(monkeypatch
     assert search.kept[0] == 1 << 12
     assert calls == [1 << 10, 1 << 12]
     # the pipeline's search samples are paired (row i of both inputs from one seed)
-    fresh = pair_events(0, real_learn(*stages[2].data[0], False, True),
-                        1 << 14, 0.0, 0.01, 1 << 16, sampler.chunk_size)
+    fresh = [c for c in pair_events(0, real_learn(*stages[2].data[0], False, True),
+                                    1 << 14, 0.0, 0.01, 1 << 16, sampler.chunk_size)
+             if not c.one_sided]  # kept apart by the search, as hedges
     reused = sorted(stages[2].candidates, key=lambda c: (c.model.kind, c.direction, c.sign))
     fresh = sorted(fresh, key=lambda c: (c.model.kind, c.direction, c.sign))
     assert [(c.threshold, c.expected_epsilon) for c in reused] == \
@@ -603,7 +604,8 @@ def test_an_audit_tracks_each_pair_and_directions_best_before_a_second_model(mon
         probes = original(self)
         trackable = {(c.pair, c.direction) for c in self.pool
                      if c.tuning is not None or c.pair in self.search.data}
-        seen.append(([(c.pair, c.direction) for c in probes], trackable))
+        # one-sided hedges are tracked beyond the spread places (docs/method.md, "Rare leaks")
+        seen.append(([(c.pair, c.direction) for c in probes if not c.one_sided], trackable))
         return probes
 
     monkeypatch.setattr(AuditRun, "_probes", recording)

@@ -89,6 +89,21 @@ class Candidate:
     # threshold, on the same search or tuning counts; the coupled t-test on a pilot drawn before
     # the certifying sample (certify.pilot.choose_coupling)
     certificate: Certificate = Certificate.TWO_BOUNDS
+    # a hedge, not a pick: the threshold seen most often under P among those never seen under
+    # Q on the selection half (`planning.one_sided_events`), tracked apart from the ranking
+    one_sided: bool = False
+
+    @property
+    def whole_space(self) -> bool:
+        """Whether the event held every output of both inputs where its threshold was chosen
+        (its tuning counts, else the search's selection half): it tests nothing, its ratio
+        being 1 whatever the mechanism, and certified it has no resolution (theory.md §2.11)."""
+        if self.tuning is not None:
+            i = tuning_index(self)
+            return bool(self.tuning.k_p[i] == self.tuning.m_p
+                        and self.tuning.k_q[i] == self.tuning.m_q)
+        k_p, m_p, k_q, m_q = self.search_counts
+        return k_p == m_p and k_q == m_q
 
     def hits(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
         """Which outputs fall in the event; `score`: the model's scores of enc, if known (else

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sampling.encoding import Encoded
+from .atoms import learn_atom_ratio
 from .base import ScoreModel
 from .binned import learn_binned_ratio
 from .coordinate_sums import learn_coordinate_sums
@@ -60,6 +61,9 @@ def learn_models(a: Encoded, b: Encoded, floating_point: bool = False) -> list[S
         models.append(linear)
     if not few:
         models += learn_coordinate_sums(a, b)
+        atoms = learn_atom_ratio(a, b)
+        if atoms is not None:
+            models.append(atoms)
     return models
 
 

@@ -33,6 +33,12 @@ PROMISE_SHRINK_Z = 1.0
 # the favoured input.
 TUNING_SHRINK_Z = 1.5
 TUNING_MIN_HITS = 100
+# ...or, for a one-sided hedge (a candidate tracked because the search saw it under P only), a
+# threshold with no hit under Q and at least this many under P. The floor guards against lucky
+# tail picks among a grid of continuous scores; a hedge's split replicated on fresh counts, 16
+# to 0, is not luck against a ratio of e (its conditional chance is at most (e/(1 + e))^16 <
+# 0.007), and a leak hidden in a rare event (attacks/atoms.py) is seen only so often there.
+ONE_SIDED_MIN_HITS = 16
 # On a paired sample a threshold's ratio is known so well that the planner's pick among
 # thousands of thresholds is ruled by their estimates' noise (the winner's curse) more than by
 # their certifying precision; paired estimates are shrunk this many more standard errors.
@@ -109,13 +115,14 @@ def expected_bounds(kp, mp, kq, mq, variance, n, delta, level, shrink_z, chunk_s
     """Expected certified bound at n and the ratio-test choice, per threshold with k_p of m_p
     and k_q of m_q hits: from independent rates shrunk `shrink_z` standard errors, or, on a
     paired sample (`variance`: each estimate's paired variance), shrunk PAIRED_EXTRA_Z more,
-    with the coupled certificate planned where a chunk size is given."""
+    with the coupled certificate planned where a chunk size is given (a threshold one input
+    never hit has no paired estimate, and keeps the independent shrink)."""
     if variance is None:
         return expected_bound_and_method(kp, mp, kq, mq, n, delta, level, shrink_z)
     return expected_paired_bound_and_method(kp, kq, mp, n, delta, level,
                                             shrink_z + PAIRED_EXTRA_Z, variance,
                                             coupled_block_size(n, chunk_size)
-                                            if chunk_size else 0)
+                                            if chunk_size else 0, unpaired_shrink_z=shrink_z)
 
 
 class Sweep(NamedTuple):
@@ -178,24 +185,66 @@ def best_events(scored: ScoredModel, pair: int, n_certify: int, delta: float, le
                           np.cumsum([0] + [len(w.thresholds) for w in sweeps]),
                           cautious=expected if n_final == n_certify else None,
                           variance=variance, chunk_size=chunk_size)
-    return _best_per_direction(scored.model, pair, sweeps, expected, ratio, promised)
+    return (_best_per_direction(scored.model, pair, sweeps, expected, ratio, promised)
+            + one_sided_events(scored.model, pair, sweeps, expected, ratio))
+
+
+ONE_SIDED_MIN_SEARCH_HITS = 3  # a one-sided event was seen at least this often under P
+
+
+def one_sided_events(model, pair, sweeps, expected, ratio) -> list[Candidate]:
+    """Per direction, the threshold with the most hits under P among those with none under Q
+    and at least ONE_SIDED_MIN_SEARCH_HITS under P, as a `one_sided` candidate. A leak hidden in
+    a rare event (1 run in 10^4; docs/method.md, "Rare leaks") shows on the selection half as a
+    dozen hits to none: the planner's shrink, rightly cautious with so few, ranks it below any
+    frequent event, so it is offered apart, for a tracked place (`pipeline.selection.
+    one_sided_hedges`) where a larger fresh sample can rank it."""
+    best: dict = {}
+    stop = 0
+    for w in sweeps:
+        start, stop = stop, stop + len(w.thresholds)
+        k_p, k_q = np.asarray(w.k_p), np.asarray(w.k_q)
+        k = np.where((k_q == 0) & (k_p >= ONE_SIDED_MIN_SEARCH_HITS), k_p, -1)
+        i = int(np.argmax(k))
+        if k[i] < 0 or (w.direction in best and k[i] <= best[w.direction].search_counts[0]):
+            continue
+        best[w.direction] = Candidate(pair, w.direction, model, w.sign, float(w.thresholds[i]),
+                                      float(expected[start + i]),
+                                      (int(k_p[i]), w.m_p, 0, w.m_q), -np.inf,
+                                      certificate=Certificate.independent(ratio[start + i]),
+                                      one_sided=True)
+    return [best[d] for d in sorted(best)]
 
 
 def _best_per_direction(model, pair, sweeps, expected, ratio, promised) -> list[Candidate]:
     """Per direction, the event of the sweep threshold with the largest expected bound (the
-    first such sweep on ties), with the largest potential of that direction's sweeps."""
+    first such sweep on ties), with the largest potential of that direction's sweeps. An event
+    holding every selection output of both inputs tests nothing (its ratio is 1 whatever the
+    mechanism; certified, its resolution is none, theory.md §2.11): it is picked only in a
+    direction that offers no other threshold."""
+    everything = np.concatenate([(np.asarray(w.k_p) == w.m_p) & (np.asarray(w.k_q) == w.m_q)
+                                 for w in sweeps])
+    informative = np.where(everything, -np.inf, expected)
     best = {0: None, 1: None}
-    stop = 0
-    for w, potential in zip(sweeps, promised):
-        start, stop = stop, stop + len(w.thresholds)
-        i = int(np.argmax(expected[start:stop]))
-        if best[w.direction] is None or expected[start + i] > best[w.direction].expected_epsilon:
-            best[w.direction] = Candidate(pair, w.direction, model, w.sign,
-                                          float(w.thresholds[i]), float(expected[start + i]),
-                                          (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q), potential,
-                                          certificate=Certificate.independent(ratio[start + i]))
-        elif potential > best[w.direction].potential:
-            best[w.direction] = replace(best[w.direction], potential=potential)
+    for rank in (informative, expected):  # the second pass only fills a direction left empty
+        stop = 0
+        for w, potential in zip(sweeps, promised):
+            start, stop = stop, stop + len(w.thresholds)
+            i = int(np.argmax(rank[start:stop]))
+            current = best[w.direction]
+            if rank[start + i] == -np.inf and rank is informative:
+                pass  # nothing but the whole output space here
+            elif current is None or expected[start + i] > current.expected_epsilon:
+                best[w.direction] = Candidate(
+                    pair, w.direction, model, w.sign, float(w.thresholds[i]),
+                    float(expected[start + i]), (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q),
+                    potential if current is None else max(potential, current.potential),
+                    certificate=Certificate.independent(ratio[start + i]))
+                continue
+            if current is not None and potential > current.potential:
+                best[w.direction] = replace(current, potential=potential)
+        if all(best[d] is not None for d in (0, 1)):
+            break
     return [best[d] for d in (0, 1) if best[d] is not None]
 
 
@@ -244,7 +293,12 @@ def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level:
     thresholds, k_p, k_q, m_p, m_q, variance = tuning = Tuning(*tuning)
     expected, ratio = expected_bounds(k_p, m_p, k_q, m_q, variance if m_p == m_q else None,
                                       n_certify, delta, level, TUNING_SHRINK_Z, chunk_size)
+    everything = (np.asarray(k_p) == m_p) & (np.asarray(k_q) == m_q)
+    if not everything.all():  # the whole output space tests nothing (`_best_per_direction`)
+        expected = np.where(everything, -np.inf, expected)
     enough = np.asarray(k_p) >= TUNING_MIN_HITS
+    if cand.one_sided:  # tracked because it was seen under P only: so may its threshold be
+        enough |= (np.asarray(k_q) == 0) & (np.asarray(k_p) >= ONE_SIDED_MIN_HITS)
     if enough.any():  # a tail threshold resting on a few dozen hits is mostly luck
         expected = np.where(enough, expected, -np.inf)
     i = int(np.argmax(expected))

@@ -69,8 +69,9 @@ EXIT_CODES = """exit codes (audit and gate alike):
 COMMANDS = {
     "audit": ("audit mechanisms against their (ε, δ) claim",
               "Audit every @dpverify.mechanism in the targets. A pass means no violation found "
-              "by a budget that could have caught a gross one, not a proof of privacy; an audit "
-              "whose budget could not is INCONCLUSIVE (exit 3).", AUDIT_FLAGS),
+              "at this budget, not a proof of privacy; it states its resolution and leak reach. "
+              "An audit whose resolution is above a gross violation of the claim is "
+              "INCONCLUSIVE (exit 3).", AUDIT_FLAGS),
     "gate": ("audit, then fail on a violation or on drift from a baseline",
              "CI gate: audit the mechanisms, then exit 1 on any violation, on a mechanism "
              "missing from the baseline, or when a mechanism's estimated ε drifted from the "

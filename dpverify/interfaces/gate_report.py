@@ -195,8 +195,8 @@ def summary_markdown(outcomes: list[Outcome], counts: str, note: str = "") -> st
     if bad:
         lines.append("")
     lines += [counts.strip(), "",
-              "A pass means no violation was found at a budget that could have caught a gross "
-              "one, not a proof of privacy.", ""]
+              "A pass means no violation was found at this budget, not a proof of privacy; each "
+              "says what it covers (its resolution and leak reach).", ""]
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..evidence import (examples_html, lower_bound_text, short_number, witness_markdown,
                         witness_table)
-from ..result import INCONCLUSIVE_ADVICE, jsonable
+from ..result import INCONCLUSIVE_ADVICE, jsonable, leak_reach_text
 from .zcdp_report import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
 
 
@@ -29,9 +29,10 @@ def markdown(document: dict) -> str:
     """report.md: a table of the results, then a section per mechanism with its witness."""
     lines = ["# dpverify audit report", "",
              "A *violation* is certified at the stated confidence. A *pass* means no violation "
-             "was found by a budget that could have caught a gross one; it is not a proof of "
-             "privacy. *Inconclusive* means no violation was found, but this budget could not "
-             "have caught a gross one (docs/method.md).", "",
+             "was found at this budget; it is not a proof of privacy, and says what it covers "
+             "(its resolution and leak reach). *Inconclusive* means no violation was found, but "
+             "this budget could not have caught a gross one even on an event as likely as the "
+             "best it tested (docs/method.md).", "",
              "| mechanism | verdict | claimed (ε, δ) | certified ε ≥ | confidence | runs | seconds |",
              "|---|---|---|---|---|---|---|"]
     for r in document["results"]:
@@ -64,6 +65,8 @@ def markdown(document: dict) -> str:
         if r["verdict"] == "pass" and "resolution" in r:
             lines.append(f"- resolution: a true ε of about {short_number(r['resolution'])} on "
                          "an event as likely as this one would have been caught half the time")
+        if r["verdict"] == "pass" and "leak_reach" in r:
+            lines.append("- " + leak_reach_text(float(r["leak_reach"]), r["confidence"]))
         if r.get("reproducible") is False:
             lines.append("- own randomness: the mechanism draws its own noise, so the same "
                          "seed need not reproduce this bound; the confidence still holds "
@@ -152,9 +155,10 @@ def html(document: dict, results, images: dict) -> str:
              "<h1>dpverify audit report</h1>",
              "<p class=note>A <b>violation</b> is certified: with probability at least the stated "
              "confidence the mechanism does not satisfy its claim on the shown pair. A <b>pass</b> "
-             "means no violation was found by a budget that could have caught a gross one — it "
-             "is not a proof of privacy. <b>Inconclusive</b>: no violation was found, but this "
-             "budget could not have caught a gross one; raise the samples.</p>",
+             "means no violation was found at this budget — it is not a proof of privacy, and "
+             "says what it covers (its resolution and leak reach). <b>Inconclusive</b>: no "
+             "violation was found, but this budget could not have caught a gross one even on "
+             "an event as likely as the best it tested; raise the samples.</p>",
              "<table><tr><th>mechanism</th><th>verdict</th><th>claimed (ε, δ)</th>"
              "<th>certified ε ≥</th><th>confidence</th><th>mechanism runs</th></tr>",
              *rows, "</table>"]

@@ -22,11 +22,12 @@ from typing import NamedTuple
 
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
-from ..attacks.planning import TAIL_RUNGS
+from ..attacks.planning import ONE_SIDED_MIN_SEARCH_HITS, TAIL_RUNGS
 from ..certify import (Certificate, betting_witness, certifying_counts, choose_coupling,
                        grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
+from ..certify.reach import LeakGates, leak_reach
 from ..evidence import with_examples
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
@@ -39,8 +40,9 @@ from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
-from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
-                        last_stage_pairs, same_events_merged, spread_over_pairs,
+from .selection import (ONE_SIDED_LEVEL, by_promise, carry_over, concentrate, distinct,
+                        distinct_bets, hedged, hits_beyond_claim, last_stage_pairs,
+                        one_sided_hedges, same_events_merged, spread_over_pairs,
                         tuning_holds_pick)
 from .settings import DEFAULT_SETTINGS, Settings
 
@@ -83,6 +85,9 @@ class AuditRun:
         self.paired = settings.paired_search and self.shared_seeds
         self.events: list[Candidate] = []   # the stage's events; kept while search is frozen
         self.pool: list[Candidate] = []     # this stage's candidates, best first
+        self.one_sided: list[Candidate] = []  # ... and its events seen under one input only
+        self.tuning_runs = 0  # outputs per input the latest tracked grids were counted on
+        self.leak_gates: LeakGates | None = None  # what a leak had to pass (the last stage's)
         self.tracked: list[Candidate] = []  # candidates with grid counts from the last stage
         self.stages: list[StageSummary] = []
         self.best: Witness | None = None
@@ -321,19 +326,23 @@ class AuditRun:
                          and precise_enough(chosen.events[0], self.settings.search_precision))
         search.data = chosen.data
         self.pool = distinct(by_promise(pool))
+        self.one_sided = chosen.one_sided
         picked = (hedged(carried, chosen.candidates, self.K)
                   if stage.final_measurement and carried else self.pool[:self.K])
         self.events = [replace(c, grid=None) for c in picked]
 
     def _probes(self) -> list[Candidate]:
-        """The best distinct candidates, spread over pairs (`spread_over_pairs`), each with a
-        grid of thresholds to count."""
+        """The best distinct candidates, spread over pairs (`spread_over_pairs`), and the best
+        events seen under one input only (`one_sided_hedges`), each with a grid of thresholds
+        to count."""
         data, settings = self.search.data, self.settings
         spread = spread_over_pairs(self.pool, settings.tracked_per_pair)
+        probes = same_events_merged(spread, data, settings.tracked, families=True)
+        probes += one_sided_hedges(self.one_sided, probes, data, settings.one_sided_tracked,
+                                   self.request.epsilon, self.request.delta)
         return [replace(c, grid=(c.tuning[0] if c.tuning is not None
                                  else tuning_grid(c, *data[c.pair])))
-                for c in same_events_merged(spread, data, settings.tracked, families=True)
-                if c.tuning is not None or c.pair in data]
+                for c in probes if c.tuning is not None or c.pair in data]
 
     # ---- prepare: pilot and certificates --------------------------------------------------
 
@@ -361,11 +370,14 @@ class AuditRun:
 
     def _with_tail_rungs(self, stage: StagePlan, events: list[Candidate]) -> list[Candidate]:
         """The last stage's events with rarer thresholds of the leading one's family beside it,
-        where its tuning counts show the ratio still climbing (`attacks.tail_rungs`)."""
+        where its tuning counts show the ratio still climbing (`attacks.tail_rungs`). A leading
+        one-sided hedge (no hit under Q: no climb to measure) passes the rungs to the next
+        event."""
         if not events or not self.settings.tail_rungs:
             return events
+        leading = next((c for c in events if not c.one_sided), events[0])
         level = stage.alpha / (2 * (len(events) + TAIL_RUNGS))
-        return events + tail_rungs(events[0], stage.size, self.request.delta, level,
+        return events + tail_rungs(leading, stage.size, self.request.delta, level,
                                    self.sampler.chunk_size)
 
     def _pilot(self, stage: StagePlan, events: list[Candidate], key: int):
@@ -440,6 +452,29 @@ class AuditRun:
                     stage_best = max(stage_best, w.epsilon_lower_bound)
         self.stages.append(StageSummary(stage.index, stage.size, stage.alpha,
                                         len(plan.events) if stage.certifies else 0, stage_best))
+        if self.tracked:  # the fewest outputs a tracked grid saw: the next picks' tuning sample
+            self.tuning_runs = min(int(counted.counts[c.pair, c.direction][-1])
+                                   for c in self.tracked)
+        if stage.last and stage.certifies:
+            self.leak_gates = self._leak_gates(stage, plan)
+
+    def _leak_gates(self, stage: StagePlan, plan: StageEvents) -> LeakGates:
+        """What the last stage and the samples before it spent, as the gates a leak must pass
+        (`certify.reach`). A last stage that certifies tracked events (search froze before it)
+        picked them on the tuning sample; one that searched picked on the search sample. The
+        least-searched pair sets the search's size; with several pairs a hedge may fall on an
+        untracked pair, which needs `hits_beyond_claim` at ONE_SIDED_LEVEL over the pairs."""
+        r, pairs = self.request, len(self.pair_list)
+        expected = sorted(c.expected_epsilon for c in plan.events)
+        competitor = ((expected[0] if len(expected) >= self.K else expected[-1]) if expected
+                      else -math.inf)
+        k_select = ONE_SIDED_MIN_SEARCH_HITS if pairs == 1 else max(
+            ONE_SIDED_MIN_SEARCH_HITS, hits_beyond_claim(r.epsilon, ONE_SIDED_LEVEL / pairs))
+        search = int(self.search.kept.min())
+        k_select = max(k_select, math.floor(r.delta * search / 2) + 1)
+        return LeakGates(search=search, tuning=self.tuning_runs if self.search.frozen else 0,
+                         certify=stage.size, level=plan.level, competitor=competitor,
+                         claim=r.epsilon, delta=r.delta, k_select=k_select)
 
     @staticmethod
     def _tuned(cand: Candidate, cs: list, i: int, counted) -> Candidate:
@@ -506,6 +541,8 @@ class AuditRun:
             mechanism=self.mech.name, verdict="violation" if lower > r.epsilon else "pass",
             claimed_epsilon=r.epsilon, claimed_delta=r.delta, epsilon_lower_bound=lower,
             confidence=r.confidence, witness=best, resolution=resolution(r.epsilon, r.delta, best),
+            leak_reach=(leak_reach(self.leak_gates, r.confidence)
+                        if self.leak_gates is not None and lower <= r.epsilon else math.inf),
             samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
             seconds=time.perf_counter() - self.started, seed=int(r.seed),
             stages=tuple(self.stages), interrupted=self.interrupted,

@@ -5,12 +5,13 @@ models are learned on one half (`attacks.learn_pair`) and candidate events ranke
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import Parallel, delayed
 
 from ..attacks import Candidate, learn_pair, pair_events
+from .selection import by_promise
 from ..attacks.bets import pair_offers
 from ..sampling.encoding import Encoded
 from ..sampling import SEARCH, return_freed_memory, split_into_chunks
@@ -27,6 +28,7 @@ class Chosen:
     data: dict          # pair → (search outputs of D, of D'), for grids
     learned_rows: int = 0  # search rows whose models were learned (not reused) at this stage
     learned_pairs: int = 0  # and the pairs they belong to
+    one_sided: list = field(default_factory=list)  # events seen under one input only (hedges)
 
 
 def precise_enough(best: Candidate, precision: float) -> bool:
@@ -253,9 +255,12 @@ class Search:
                     Parallel(n_jobs=sampler.n_jobs, backend="threading")(
                         delayed(rank)(p) for p in self.active))
         return_freed_memory()
-        candidates = sorted((c for found in per_pair for c in found),
-                            key=lambda c: -c.expected_epsilon)
-        return Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned))
+        found = [c for per in per_pair for c in per]
+        candidates = by_promise([c for c in found if not c.one_sided])
+        one_sided = sorted((c for c in found if c.one_sided),
+                           key=lambda c: -c.search_counts[0] / c.search_counts[1])
+        return Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned),
+                      one_sided)
 
     def prune(self, pool: list[Candidate]) -> None:
         """Keep searching only the `active_pairs` pairs, of those still searched, whose events

@@ -14,8 +14,9 @@ from ..attacks.planning import unresolved_climb
 
 
 def by_promise(candidates: list[Candidate]) -> list[Candidate]:
-    """The candidates, the highest expected bound first."""
-    return sorted(candidates, key=lambda c: -c.expected_epsilon)
+    """The candidates, the highest expected bound first; events of the whole output space
+    (`Candidate.whole_space`, which test nothing) after every other."""
+    return sorted(candidates, key=lambda c: (c.whole_space, -c.expected_epsilon))
 
 
 def distinct(candidates: list[Candidate]) -> list[Candidate]:
@@ -125,6 +126,48 @@ def spread_over_pairs(candidates: list[Candidate], per_pair: int) -> list[Candid
         held[c.pair, c.direction] += 1
         (first if held[c.pair, c.direction] <= per_pair else rest).append(c)
     return first + rest
+
+
+ONE_SIDED_LEVEL = 0.1  # a hedge on a pair not tracked yet: its split's chance under the claim
+
+
+def hits_beyond_claim(epsilon: float, level: float) -> int:
+    """The fewest hits k under P, with none under Q, whose split has chance at most `level`
+    under a ratio of e^ε: (e^ε/(1 + e^ε))^k ≤ level."""
+    return math.ceil(math.log(level) / -math.log1p(math.exp(-epsilon)) - 1e-9)
+
+
+def beyond_claim(c: Candidate, epsilon: float, delta: float, level: float) -> bool:
+    """Whether a `one_sided` candidate's split, k_p hits under P and none under Q on the
+    selection half, has chance at most `level` under the claim: a mechanism whose ratio on the
+    event is at most e^ε puts all k_p of the event's hits under P with probability at most
+    (e^ε/(1 + e^ε))^k_p (the conditional binomial split, docs/theory.md §2.3); δ allows an
+    event seen under P only at a rate up to δ."""
+    k_p, m_p = c.search_counts[0], c.search_counts[1]
+    return k_p >= hits_beyond_claim(epsilon, level) and k_p > delta * m_p
+
+
+def one_sided_hedges(one_sided: list[Candidate], probes: list[Candidate], data: dict,
+                     most: int, epsilon: float, delta: float) -> list[Candidate]:
+    """Up to `most` of the `one_sided` candidates (in their order: most hits under P first),
+    tracked beside the probes: events the search saw under one input only. A leak hidden in a
+    rare event (docs/method.md, "Rare leaks") is seen a dozen times on the search sample, where
+    its expected bound ranks below any frequent event; tracked, the next stage's larger counts
+    rank it (`attacks.planning.retune`, which lets a hedge's threshold stay one-sided). So a
+    hedge is tracked even where a probe counts the same score family: the probe's threshold is
+    re-chosen among thresholds with hits under both inputs to spare. Hedges selecting the same
+    search outputs are tracked once. One on a pair the probes already draw costs only its grid
+    and is taken as it comes (beyond δ); one on another pair costs that pair's whole tuning
+    sample, so its split must also be `beyond_claim` at ONE_SIDED_LEVEL shared over the
+    searched pairs (the extreme tail of a continuous score is one-sided by chance on some pair
+    of many)."""
+    probed = {c.pair for c in probes}
+    level = ONE_SIDED_LEVEL / max(len(data), 1)
+    rare = [c for c in one_sided if c.search_counts[0] > delta * c.search_counts[1]
+            and (c.pair in probed or beyond_claim(c, epsilon, delta, level))]
+    if most <= 0 or not rare:
+        return []
+    return same_events_merged(rare, data, most)
 
 
 def _same_hits(c: Candidate, h, out: list, hits: list) -> bool:

@@ -25,6 +25,8 @@ class Settings:
     min_tuning_block_runs: int = 1 << 10  # paired blocks of tracked grids, at least this long
     tracked: int = 4                   # candidates whose grids are counted while certifying
     tracked_per_pair: int = 1          # ... of which one per pair and direction comes first
+    one_sided_tracked: int = 2         # ... and this many more, the best events seen under one
+                                       # input only on the search sample (a rare leak's events)
     concentrate_z: float = 2.0         # the lead, in standard errors, to put all of α on one event
     tail_rungs: bool = True            # the last stage also certifies a climbing tail's rarer thresholds
     # a certifying block's least size (the threshold planner assumes the default)
