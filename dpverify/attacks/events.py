@@ -68,6 +68,12 @@ def pooled_paired_variance(earlier: Tuning, fresh: Tuning, k_p, k_q) -> np.ndarr
     return np.where((k_p > 0) & (k_q > 0), total, np.inf)
 
 
+def holds_everywhere(k_p, m_p, k_q, m_q):
+    """Whether an event counted k_p of m_p times under P and k_q of m_q under Q held every
+    output of both: the whole output space, which tests nothing (elementwise)."""
+    return (np.asarray(k_p) == m_p) & (np.asarray(k_q) == m_q)
+
+
 @dataclass
 class Candidate:
     """An event S = {sign · s(o) ≥ threshold} for one pair, tested in one direction.
@@ -100,10 +106,9 @@ class Candidate:
         being 1 whatever the mechanism, and certified it has no resolution (theory.md §2.11)."""
         if self.tuning is not None:
             i = tuning_index(self)
-            return bool(self.tuning.k_p[i] == self.tuning.m_p
-                        and self.tuning.k_q[i] == self.tuning.m_q)
-        k_p, m_p, k_q, m_q = self.search_counts
-        return k_p == m_p and k_q == m_q
+            t = self.tuning
+            return bool(holds_everywhere(t.k_p[i], t.m_p, t.k_q[i], t.m_q))
+        return bool(holds_everywhere(*self.search_counts))
 
     def hits(self, enc: Encoded, score: np.ndarray | None = None) -> np.ndarray:
         """Which outputs fall in the event; `score`: the model's scores of enc, if known (else

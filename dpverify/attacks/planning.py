@@ -20,7 +20,7 @@ from ..stats import (coupled_block_size, expected_bound_and_method,
                      expected_paired_bound_and_method, paired_log_ratio_variance)
 from .base import ScoreModel
 from ..certify.certificates import Certificate
-from .events import Candidate, Tuning, tuning_index
+from .events import Candidate, Tuning, holds_everywhere, tuning_index
 
 SEARCH_SHRINK_Z = 2.0  # search rates are shrunk this many standard errors before planning
 # ...but only this many when ranking pairs (`Candidate.potential`): a pair whose best event is
@@ -222,30 +222,24 @@ def _best_per_direction(model, pair, sweeps, expected, ratio, promised) -> list[
     holding every selection output of both inputs tests nothing (its ratio is 1 whatever the
     mechanism; certified, its resolution is none, theory.md §2.11): it is picked only in a
     direction that offers no other threshold."""
-    everything = np.concatenate([(np.asarray(w.k_p) == w.m_p) & (np.asarray(w.k_q) == w.m_q)
-                                 for w in sweeps])
-    informative = np.where(everything, -np.inf, expected)
-    best = {0: None, 1: None}
-    for rank in (informative, expected):  # the second pass only fills a direction left empty
-        stop = 0
-        for w, potential in zip(sweeps, promised):
-            start, stop = stop, stop + len(w.thresholds)
-            i = int(np.argmax(rank[start:stop]))
-            current = best[w.direction]
-            if rank[start + i] == -np.inf and rank is informative:
-                pass  # nothing but the whole output space here
-            elif current is None or expected[start + i] > current.expected_epsilon:
-                best[w.direction] = Candidate(
-                    pair, w.direction, model, w.sign, float(w.thresholds[i]),
-                    float(expected[start + i]), (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q),
-                    potential if current is None else max(potential, current.potential),
-                    certificate=Certificate.independent(ratio[start + i]))
-                continue
-            if current is not None and potential > current.potential:
-                best[w.direction] = replace(current, potential=potential)
-        if all(best[d] is not None for d in (0, 1)):
-            break
-    return [best[d] for d in (0, 1) if best[d] is not None]
+    best: dict = {}  # direction → ((informative, expected bound), candidate)
+    stop = 0
+    for w, potential in zip(sweeps, promised):
+        start, stop = stop, stop + len(w.thresholds)
+        here = expected[start:stop]
+        informative = ~holds_everywhere(w.k_p, w.m_p, w.k_q, w.m_q) & (here > -np.inf)
+        i = int(np.argmax(np.where(informative, here, -np.inf) if informative.any() else here))
+        key = (bool(informative[i]), here[i])
+        held = best.get(w.direction)
+        if held is None or key > held[0]:
+            best[w.direction] = key, Candidate(
+                pair, w.direction, model, w.sign, float(w.thresholds[i]), float(here[i]),
+                (int(w.k_p[i]), w.m_p, int(w.k_q[i]), w.m_q),
+                potential if held is None else max(potential, held[1].potential),
+                certificate=Certificate.independent(ratio[start + i]))
+        elif potential > held[1].potential:
+            best[w.direction] = held[0], replace(held[1], potential=potential)
+    return [best[d][1] for d in sorted(best)]
 
 
 def potentials(kp, mp, kq, mq, n_final, delta, level, bounds, cautious=None, variance=None,
@@ -293,7 +287,7 @@ def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level:
     thresholds, k_p, k_q, m_p, m_q, variance = tuning = Tuning(*tuning)
     expected, ratio = expected_bounds(k_p, m_p, k_q, m_q, variance if m_p == m_q else None,
                                       n_certify, delta, level, TUNING_SHRINK_Z, chunk_size)
-    everything = (np.asarray(k_p) == m_p) & (np.asarray(k_q) == m_q)
+    everything = holds_everywhere(k_p, m_p, k_q, m_q)
     if not everything.all():  # the whole output space tests nothing (`_best_per_direction`)
         expected = np.where(everything, -np.inf, expected)
     enough = np.asarray(k_p) >= TUNING_MIN_HITS

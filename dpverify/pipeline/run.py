@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
-from ..attacks.planning import ONE_SIDED_MIN_SEARCH_HITS, TAIL_RUNGS
+from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, betting_witness, certifying_counts, choose_coupling,
                        grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
@@ -40,10 +40,9 @@ from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
-from .selection import (ONE_SIDED_LEVEL, by_promise, carry_over, concentrate, distinct,
-                        distinct_bets, hedged, hits_beyond_claim, last_stage_pairs,
-                        one_sided_hedges, same_events_merged, spread_over_pairs,
-                        tuning_holds_pick)
+from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
+                        last_stage_pairs, least_hedge_hits, one_sided_hedges,
+                        same_events_merged, spread_over_pairs, tuning_holds_pick)
 from .settings import DEFAULT_SETTINGS, Settings
 
 
@@ -463,15 +462,13 @@ class AuditRun:
         (`certify.reach`). A last stage that certifies tracked events (search froze before it)
         picked them on the tuning sample; one that searched picked on the search sample. The
         least-searched pair sets the search's size; with several pairs a hedge may fall on an
-        untracked pair, which needs `hits_beyond_claim` at ONE_SIDED_LEVEL over the pairs."""
+        untracked pair, and needs the hits `least_hedge_hits` asks of one."""
         r, pairs = self.request, len(self.pair_list)
         expected = sorted(c.expected_epsilon for c in plan.events)
         competitor = ((expected[0] if len(expected) >= self.K else expected[-1]) if expected
                       else -math.inf)
-        k_select = ONE_SIDED_MIN_SEARCH_HITS if pairs == 1 else max(
-            ONE_SIDED_MIN_SEARCH_HITS, hits_beyond_claim(r.epsilon, ONE_SIDED_LEVEL / pairs))
         search = int(self.search.kept.min())
-        k_select = max(k_select, math.floor(r.delta * search / 2) + 1)
+        k_select = least_hedge_hits(r.epsilon, r.delta, search // 2, pairs, probed=pairs == 1)
         return LeakGates(search=search, tuning=self.tuning_runs if self.search.frozen else 0,
                          certify=stage.size, level=plan.level, competitor=competitor,
                          claim=r.epsilon, delta=r.delta, k_select=k_select)

@@ -11,11 +11,11 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..attacks import Candidate, learn_pair, pair_events
-from .selection import by_promise
 from ..attacks.bets import pair_offers
 from ..sampling.encoding import Encoded
 from ..sampling import SEARCH, return_freed_memory, split_into_chunks
 from ..sampling.chunks import ROUND_KEY_BASE
+from .selection import by_promise
 from .settings import DEFAULT_SETTINGS, Settings
 
 

@@ -10,7 +10,7 @@ from itertools import zip_longest
 import numpy as np
 
 from ..attacks import Candidate, retune, tuning_index, tuning_log_ratio
-from ..attacks.planning import unresolved_climb
+from ..attacks.planning import ONE_SIDED_MIN_SEARCH_HITS, unresolved_climb
 
 
 def by_promise(candidates: list[Candidate]) -> list[Candidate]:
@@ -133,18 +133,21 @@ ONE_SIDED_LEVEL = 0.1  # a hedge on a pair not tracked yet: its split's chance u
 
 def hits_beyond_claim(epsilon: float, level: float) -> int:
     """The fewest hits k under P, with none under Q, whose split has chance at most `level`
-    under a ratio of e^ε: (e^ε/(1 + e^ε))^k ≤ level."""
+    under a ratio of e^ε: (e^ε/(1 + e^ε))^k ≤ level (the conditional binomial split,
+    docs/theory.md §2.3)."""
     return math.ceil(math.log(level) / -math.log1p(math.exp(-epsilon)) - 1e-9)
 
 
-def beyond_claim(c: Candidate, epsilon: float, delta: float, level: float) -> bool:
-    """Whether a `one_sided` candidate's split, k_p hits under P and none under Q on the
-    selection half, has chance at most `level` under the claim: a mechanism whose ratio on the
-    event is at most e^ε puts all k_p of the event's hits under P with probability at most
-    (e^ε/(1 + e^ε))^k_p (the conditional binomial split, docs/theory.md §2.3); δ allows an
-    event seen under P only at a rate up to δ."""
-    k_p, m_p = c.search_counts[0], c.search_counts[1]
-    return k_p >= hits_beyond_claim(epsilon, level) and k_p > delta * m_p
+def least_hedge_hits(epsilon: float, delta: float, runs: int, searched_pairs: int,
+                     probed: bool) -> int:
+    """The fewest selection hits (of `runs`, none under Q) a one-sided hedge needs: at least
+    ONE_SIDED_MIN_SEARCH_HITS and more than δ·runs (δ allows an event seen under one input only
+    at a rate up to δ); on a pair no probe draws, also `hits_beyond_claim` at ONE_SIDED_LEVEL
+    shared over the searched pairs."""
+    least = max(ONE_SIDED_MIN_SEARCH_HITS, math.floor(delta * runs) + 1)
+    if probed:
+        return least
+    return max(least, hits_beyond_claim(epsilon, ONE_SIDED_LEVEL / max(searched_pairs, 1)))
 
 
 def one_sided_hedges(one_sided: list[Candidate], probes: list[Candidate], data: dict,
@@ -158,13 +161,11 @@ def one_sided_hedges(one_sided: list[Candidate], probes: list[Candidate], data: 
     re-chosen among thresholds with hits under both inputs to spare. Hedges selecting the same
     search outputs are tracked once. One on a pair the probes already draw costs only its grid
     and is taken as it comes (beyond δ); one on another pair costs that pair's whole tuning
-    sample, so its split must also be `beyond_claim` at ONE_SIDED_LEVEL shared over the
-    searched pairs (the extreme tail of a continuous score is one-sided by chance on some pair
-    of many)."""
+    sample, so its split must also be unlikely under the claim (`least_hedge_hits`: the
+    extreme tail of a continuous score is one-sided by chance on some pair of many)."""
     probed = {c.pair for c in probes}
-    level = ONE_SIDED_LEVEL / max(len(data), 1)
-    rare = [c for c in one_sided if c.search_counts[0] > delta * c.search_counts[1]
-            and (c.pair in probed or beyond_claim(c, epsilon, delta, level))]
+    rare = [c for c in one_sided if c.search_counts[0] >= least_hedge_hits(
+        epsilon, delta, c.search_counts[1], len(data), c.pair in probed)]
     if most <= 0 or not rare:
         return []
     return same_events_merged(rare, data, most)
