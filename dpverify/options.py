@@ -26,6 +26,17 @@ DEFAULT_SAMPLES_SCALAR = 1 << 17
 # The pytest plugin's sample budgets: certifying runs per input at the last stage (None: the
 # default above).
 PROFILES = {"fast": {"samples": 1 << 20}, "ci": {"samples": None}}
+# Set to 1 (or true, yes) in a CI environment: `dpverify audit`, `dpverify gate` and the pytest
+# plugin then confirm every (ε, δ) violation on fresh runs, as --confirm does (docs/ci.md).
+CONFIRM_ENV = "DPVERIFY_CONFIRM"
+
+
+def confirm_requested(flag) -> bool:
+    """Whether an interface confirms violations: its own flag, or CONFIRM_ENV set to a true
+    value (1, true, yes, on)."""
+    import os
+    setting = os.environ.get(CONFIRM_ENV, "").strip().lower()
+    return bool(flag) or setting in ("1", "true", "yes", "on")
 
 
 def default_samples(mech) -> int:
@@ -288,6 +299,14 @@ _AUDIT_OPTIONS = [
                       "then depends on the machine's speed",
            keyword="seconds", check=check_seconds,
            cli=Cli("--seconds", dict(type=float, metavar="SECONDS"))),
+    Option("confirm", "count a violation's event again on fresh runs of its pair and report "
+                      "the violation only if they confirm it: a correct mechanism is then "
+                      "flagged in at most (1 − confidence)² of audits (also on with "
+                      f"{CONFIRM_ENV}=1)",
+           keyword="confirm", default=False,
+           cli=Cli("--confirm", dict(action="store_true")),
+           plugin=Plugin("--dpverify-confirm", settings=dict(action="store_true"),
+                         ini="dpverify_confirm")),
     Option("json", "write results as JSON (its directory must exist)",
            cli=Cli("--json", dict(metavar="PATH"))),
     Option("report", "write index.html (self-contained), report.md, result.json and plots "
@@ -336,10 +355,11 @@ OPTIONS: dict[str, Option] = {o.name: o for o in _AUDIT_OPTIONS + _INTERFACE_OPT
 COMMON_FLAGS = ("debug",)   # every `dpverify` subcommand
 AUDIT_FLAGS = ("targets", "epsilon", "delta", "zcdp", "confidence", "samples", "seed", "jobs",
                "backend", "scheduler", "time_limit", "floating_point", "measure", "seconds",
-               "json", "report")
+               "confirm", "json", "report")
 GATE_FLAGS = ("targets", "baseline", "update_baseline", "tolerance", "changed_since", "junit",
-              "summary", "epsilon", "delta", "confidence", "samples", "seed", "jobs")
-PLUGIN_OPTIONS = ("paths", "profile", "seed", "samples", "confidence", "jobs", "budget")
+              "summary", "epsilon", "delta", "confidence", "samples", "seed", "jobs", "confirm")
+PLUGIN_OPTIONS = ("paths", "profile", "seed", "samples", "confidence", "jobs", "budget",
+                  "confirm")
 # The ini value of the plugin: files or folders whose mechanisms become tests.
 PLUGIN_INI_HELP = "files or folders whose @dpverify.mechanism functions become tests"
 
@@ -358,6 +378,7 @@ def check_values(values: dict, names, interface: str) -> dict:
 
 
 __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "COMMON_FLAGS",
+           "CONFIRM_ENV", "confirm_requested",
            "PLUGIN_OPTIONS", "PLUGIN_INI_HELP", "PROFILES", "DEFAULT_SAMPLES_BATCHED",
            "DEFAULT_SAMPLES_SCALAR", "default_samples", "check_values", "check_epsilon",
            "check_delta", "check_zcdp", "check_confidence", "check_samples", "check_seed",

@@ -225,6 +225,61 @@ def leak_reach_text(reach: float, confidence: float) -> str:
             f"{confidence:g}")
 
 
+def marginal_text(confidence: float) -> str:
+    """What a marginal violation is, and how to confirm it (certify.confirm)."""
+    return (f"marginal: a correct mechanism whose true ε is the claim reaches a bound this "
+            f"close in up to {100 * (1 - confidence):.3g}% of audits; confirm it on fresh "
+            "runs: --confirm (pytest: --dpverify-confirm; Python: audit(confirm=True))")
+
+
+def confirmation_text(c: dict, claimed_epsilon: float) -> str:
+    """A confirmation (`Confirmation.as_dict()`) in words."""
+    found = (f"the audit certified ε ≥ {lower_bound_text(c['first_bound'], claimed_epsilon)}"
+             + (" (marginal)" if c.get("first_marginal") else ""))
+    if c["looks"] == 0:
+        return f"NOT CONFIRMED: {found}, but it stopped before its first look on fresh runs"
+    fresh = (f"the event counted again on {c['runs']:,} fresh runs certifies ε ≥ "
+             f"{lower_bound_text(c['bound'], claimed_epsilon)} (look {c['looks']} of "
+             f"{c['planned_looks']}, each at α/{c['planned_looks']})")
+    if c["confirmed"]:
+        return f"confirmed: {found}; {fresh}"
+    return f"NOT CONFIRMED: {found}, but {fresh}, not above the claim: reported as a pass"
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The witness's event counted again on fresh runs of its pair (`audit(confirm=True)`;
+    certify.confirm, docs/method.md "Marginal violations and confirmation"): in up to
+    `planned_looks` looks of growing size, each certified at α/`planned_looks`, until one
+    certifies ε above the claim (`confirmed`). `first` is the audit's own witness; `witness`
+    holds the counts of the last look taken (summed over the looks so far) and its bound."""
+
+    confirmed: bool
+    first: Witness
+    witness: Witness | None
+    looks: int
+    planned_looks: int
+    runs: int           # fresh runs drawn, both inputs
+    first_marginal: bool = False  # the audit's own violation was marginal (certify.confirm)
+
+    @property
+    def first_bound(self) -> float:
+        """The bound the audit itself certified."""
+        return self.first.epsilon_lower_bound
+
+    @property
+    def bound(self) -> float:
+        """The bound the fresh runs certified (−∞ before any look)."""
+        return self.witness.epsilon_lower_bound if self.witness is not None else -math.inf
+
+    def as_dict(self) -> dict:
+        return jsonable({"confirmed": self.confirmed, "first_bound": self.first_bound,
+                         "first_marginal": self.first_marginal, "bound": self.bound,
+                         "looks": self.looks, "planned_looks": self.planned_looks,
+                         "runs": self.runs, "first": self.first.as_dict(),
+                         "witness": self.witness.as_dict() if self.witness else None})
+
+
 @dataclass(frozen=True)
 class AuditResult(HasOutcome):
     """Outcome of `dpverify.audit`.
@@ -268,6 +323,12 @@ class AuditResult(HasOutcome):
     # only would have been caught with probability ≥ `confidence` (certify.reach; docs/theory.md
     # §2.13); ∞ for a violation, or an audit that never reached its last stage
     leak_reach: float = math.inf
+    # a violation that would not hold with every level multiplied by 1 − confidence: an
+    # exactly tight mechanism reaches it in up to 1 − confidence of audits (certify.confirm)
+    marginal: bool = False
+    # audit(confirm=True) on a violation: the witness's event counted again on fresh runs; the
+    # verdict is "violation" only if they confirm it, and the bound is the smaller of the two
+    confirmation: Confirmation | None = None
 
     @property
     def conclusive(self) -> bool:
@@ -305,6 +366,11 @@ class AuditResult(HasOutcome):
             lines.append(inconclusive_line(self.mechanism, claim, self.claimed_epsilon,
                                            self.resolution,
                                            lower_bound_text(lb, self.claimed_epsilon)))
+        if self.confirmation is not None:
+            lines.append("           " + confirmation_text(self.confirmation.as_dict(),
+                                                           self.claimed_epsilon))
+        if self.marginal:
+            lines.append("           " + marginal_text(self.confidence))
         if self.verdict == "pass":
             lines.append("           " + leak_reach_text(self.leak_reach, self.confidence))
         if self.witness is not None:
@@ -347,6 +413,9 @@ class AuditResult(HasOutcome):
             "randomness": self.randomness,
             "reproducible": self.reproducible,
             "runs_per_pair": list(self.runs_per_pair),
+            "marginal": self.marginal,
+            "confirmation": (self.confirmation.as_dict() if self.confirmation is not None
+                             else None),
         })
 
 

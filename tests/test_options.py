@@ -85,7 +85,8 @@ def test_plugin_options_are_the_tables():
     for (names, settings), name in zip(recorder.options, PLUGIN_OPTIONS):
         assert settings["default"] == OPTIONS[name].plugin_default or (
             list(settings["default"]) == list(OPTIONS[name].plugin_default))
-    assert recorder.ini == [OPTIONS["paths"].plugin.ini]
+    assert recorder.ini == [OPTIONS[name].plugin.ini for name in PLUGIN_OPTIONS
+                            if OPTIONS[name].plugin.ini is not None]
 
 
 def test_every_table_entry_is_offered_somewhere():

@@ -35,7 +35,8 @@ import numpy as np
 from .. import __version__
 from ..errors import DpVerifyError, TargetError
 from ..loading import resolve_target
-from ..options import AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_values
+from ..options import (AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_values,
+                       confirm_requested)
 from .outputs import check_output_dir, check_output_file, say, write_output
 
 EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -149,14 +150,16 @@ def _dask_client(address: str):
 
 def audit_options(args, mech) -> dict:
     """The keywords of `dpverify.audit` that `dpverify audit`'s arguments set for `mech`."""
-    from ..pipeline import is_zcdp_claim
+    from ..pipeline import confirm_applies, is_zcdp_claim
     return dict(epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
                 samples=args.samples, seed=args.seed, n_jobs=args.jobs,
                 backend="dask" if args.scheduler else args.backend, time_limit=args.time_limit,
                 curves=bool(args.report) and not is_zcdp_claim(mech, args.epsilon, args.zcdp),
                 stop_early=not args.measure,
                 floating_point=True if args.floating_point else None,
-                seconds=args.seconds, zcdp=args.zcdp)
+                seconds=args.seconds, zcdp=args.zcdp,
+                confirm=(confirm_requested(args.confirm)
+                         and confirm_applies(mech, args.epsilon, args.zcdp)))
 
 
 @dataclass

@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 from ..errors import DpVerifyError, GateError, TargetError
-from ..options import default_samples
+from ..options import confirm_requested, default_samples
+from ..pipeline import confirm_applies
 from ..result import AuditResult
 from .cli import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS, check_usage
 from .drift import (baseline_entry, compare, estimate_of, load_baseline, number,
@@ -99,7 +100,9 @@ def audit_one(args, mech, baseline: dict) -> Outcome:
     try:
         result = dpverify.audit(mech, epsilon=args.epsilon, delta=args.delta,
                                 confidence=args.confidence, samples=args.samples,
-                                seed=args.seed, n_jobs=args.jobs)
+                                seed=args.seed, n_jobs=args.jobs,
+                                confirm=(confirm_requested(args.confirm)
+                                         and confirm_applies(mech, args.epsilon)))
     except DpVerifyError as exc:
         outcome = Outcome(mech.name, source, time.perf_counter() - started, error=str(exc))
         print(f"ERROR      {mech.name}: {exc}", file=sys.stderr, flush=True)

@@ -25,7 +25,8 @@ def _verdict_text(result) -> str:
     if result.verdict == "violation":
         return (f"VIOLATION: not {claim}-DP; certified ε ≥ "
                 f"{lower_bound_text(result.epsilon_lower_bound, result.claimed_epsilon)} "
-                f"at confidence {result.confidence:g}")
+                f"at confidence {result.confidence:g}"
+                + (" (marginal: confirm it)" if getattr(result, "marginal", False) else ""))
     if not result.conclusive:
         return (f"INCONCLUSIVE: no violation of {claim} found, but this budget could not have "
                 f"caught a gross one (ε ≥ {gross_violation(result.claimed_epsilon):.3g})")

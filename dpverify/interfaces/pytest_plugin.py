@@ -17,8 +17,10 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
   the ini option are added to whatever pytest collects anyway;
 - options ``--dpverify-profile {fast,ci}`` (``ci`` when the CI environment variable is set),
   ``--dpverify-seed`` (an integer, or ``random``), ``--dpverify-samples``,
-  ``--dpverify-confidence``, ``--dpverify-jobs`` and ``--dpverify-budget``, defined (with
-  their checks) in `dpverify.options`, as the command line's are.
+  ``--dpverify-confidence``, ``--dpverify-jobs``, ``--dpverify-budget`` and
+  ``--dpverify-confirm`` (also the ini option ``dpverify_confirm = true`` or the environment
+  variable ``DPVERIFY_CONFIRM=1``: every (ε, δ) violation is confirmed on fresh runs before a
+  test fails), defined (with their checks) in `dpverify.options`, as the command line's are.
 
 Flake control. Audits are seeded (default seed 0, each test gets its own seed derived from it and
 its node id), so a run is deterministic. The session budget B (default 0.05) bounds the chance
@@ -43,7 +45,9 @@ from ..errors import DpVerifyError, InconclusiveAuditWarning, InvalidClaimError,
 from ..evidence import FAILURE_LAYOUT, lower_bound_text, witness_lines
 from ..loading import mechanisms_in, module_from_path
 from ..mechanism import Mechanism
-from ..options import OPTIONS, PLUGIN_INI_HELP, PLUGIN_OPTIONS, PROFILES, check_values
+from ..result import confirmation_text, marginal_text
+from ..options import (OPTIONS, PLUGIN_INI_HELP, PLUGIN_OPTIONS, PROFILES, check_values,
+                       confirm_requested)
 
 
 def pytest_addoption(parser):
@@ -55,6 +59,8 @@ def pytest_addoption(parser):
         group.addoption(option.plugin.flag, **option.plugin.settings, help=option.plugin_help,
                         default=list(default) if isinstance(default, tuple) else default)
     parser.addini(OPTIONS["paths"].plugin.ini, type="paths", default=[], help=PLUGIN_INI_HELP)
+    parser.addini(OPTIONS["confirm"].plugin.ini, type="bool", default=False,
+                  help=OPTIONS["confirm"].help)
 
 
 def _in_ci() -> bool:
@@ -78,6 +84,8 @@ class _Settings:
         self.confidence = opt.dpverify_confidence
         self.jobs = opt.dpverify_jobs
         self.budget = opt.dpverify_budget
+        self.confirm = confirm_requested(opt.dpverify_confirm
+                                         or config.getini(OPTIONS["confirm"].plugin.ini))
         given = {"seed": self.seed, "samples": opt.dpverify_samples,
                  "confidence": self.confidence, "jobs": self.jobs, "budget": self.budget}
         try:
@@ -105,7 +113,7 @@ class _Settings:
     def options_line(self) -> str:
         return (f"profile {self.profile}, seed {self.seed}"
                 f"{' (random)' if self.seed_was_random else ''}, session false-alarm budget "
-                f"{self.budget:g}")
+                f"{self.budget:g}{', violations confirmed on fresh runs' if self.confirm else ''}")
 
 
 def pytest_configure(config):
@@ -191,9 +199,11 @@ class MechanismItem(pytest.Item):
             raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
                                 "@dpverify.mechanism(epsilon=..., pairs=...) or "
                                 "@dpverify.mechanism(zcdp=..., pairs=...)")
+        from ..pipeline import confirm_applies
+        confirm = self.config._dpverify.confirm and confirm_applies(self.mechanism)
         run_audit(self, self.mechanism, call_index=1,
                   reproduce=lambda seed, samples, confidence: _cli_line(
-                      self.path, self.mechanism.name, seed, samples, confidence))
+                      self.path, self.mechanism.name, seed, samples, confidence, confirm))
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, (PrivacyViolation, DpVerifyError)):
@@ -204,18 +214,19 @@ class MechanismItem(pytest.Item):
         return self.path, None, f"dp audit of {self.mechanism.name}"
 
 
-def _cli_line(path, name, seed, samples, confidence) -> str:
+def _cli_line(path, name, seed, samples, confidence, confirm=False) -> str:
     cmd = ["dpverify", "audit", f"{os.path.relpath(path)}:{name}", "--seed", str(seed),
            "--confidence", f"{confidence:.10g}"]
     if samples is not None:
         cmd += ["--samples", str(samples)]
-    return shlex.join(cmd)
+    return shlex.join(cmd + (["--confirm"] if confirm else []))
 
 
 def _pytest_line(nodeid: str, settings, confidence: float) -> str:
     return shlex.join(["pytest", nodeid, "--dpverify-seed", str(settings.seed),
                        "--dpverify-profile", settings.profile,
-                       "--dpverify-confidence", f"{confidence:.10g}"])
+                       "--dpverify-confidence", f"{confidence:.10g}"]
+                      + (["--dpverify-confirm"] if settings.confirm else []))
 
 
 def violation_report(result, reproduce: str) -> str:
@@ -230,6 +241,11 @@ def violation_report(result, reproduce: str) -> str:
         lines[1:] = [f"  claimed  {result.claim_text()}",
                      f"  {result.rho_clause()} at confidence {result.confidence:.6g}",
                      f"  {result.implied_clause()}"]
+    confirmation = getattr(result, "confirmation", None)
+    if confirmation is not None:
+        lines.append("  " + confirmation_text(confirmation.as_dict(), result.claimed_epsilon))
+    if getattr(result, "marginal", False):
+        lines.append("  " + marginal_text(result.confidence))
     if w is not None:
         lines += witness_lines(w, FAILURE_LAYOUT)
     lines += [f"  runs     {result.samples:,} in {result.seconds:.2f} s",
@@ -247,6 +263,10 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     samples = kwargs.pop("samples", settings.samples)
     confidence = kwargs.pop("confidence", settings.confidence_for(call_index))
     n_jobs = kwargs.pop("n_jobs", settings.jobs)
+    from ..pipeline import confirm_applies
+    if settings.confirm and "confirm" not in kwargs and confirm_applies(
+            mechanism, kwargs.get("epsilon"), kwargs.get("zcdp")):
+        kwargs["confirm"] = True
     result = dpverify.audit(mechanism, seed=seed, samples=samples, confidence=confidence,
                             n_jobs=n_jobs, **kwargs)
     if result.verdict == "violation":

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from ..evidence import (examples_html, lower_bound_text, short_number, witness_markdown,
                         witness_table)
-from ..result import INCONCLUSIVE_ADVICE, jsonable, leak_reach_text
+from ..result import (INCONCLUSIVE_ADVICE, confirmation_text, jsonable, leak_reach_text,
+                      marginal_text)
 from .zcdp_report import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
 
 
@@ -18,6 +19,15 @@ def _lower(r: dict) -> str:
 def _outcome(r: dict) -> str:
     """violation, pass or inconclusive (or error): the word a row and a heading show."""
     return r.get("outcome", r["verdict"])
+
+
+def _qualifier(r: dict) -> str:
+    """Verdict-cell suffix: a marginal violation, or the outcome of a confirmation."""
+    if r.get("marginal"):
+        return " (marginal)"
+    if r.get("confirmation"):
+        return " (confirmed)" if r["confirmation"]["confirmed"] else " (not confirmed)"
+    return ""
 
 
 def _mismatch(r: dict) -> str:
@@ -44,7 +54,7 @@ def markdown(document: dict) -> str:
             lines.append(f"| {r['mechanism']} | {_outcome(r)} | {claim} | {certified} | "
                          f"{r['confidence']} | {r['samples']:,} | {r['seconds']:.2f} |")
             continue
-        lines.append(f"| {r['mechanism']} | {_outcome(r)} | "
+        lines.append(f"| {r['mechanism']} | {_outcome(r)}{_qualifier(r)} | "
                      f"({short_number(r['claimed']['epsilon'])}, "
                      f"{short_number(r['claimed']['delta'])}) | "
                      f"{_lower(r)}{_mismatch(r)} | "
@@ -56,6 +66,10 @@ def markdown(document: dict) -> str:
             continue
         if is_zcdp_entry(r):
             lines += zcdp_markdown_lines(r)
+        if r.get("confirmation"):
+            lines += [f"- {confirmation_text(r['confirmation'], r['claimed']['epsilon'])}", ""]
+        if r.get("marginal"):
+            lines += [f"- **{marginal_text(r['confidence'])}**", ""]
         if r.get("witness"):
             lines += witness_markdown(r["witness"], r["claimed"])
         if _outcome(r) == "inconclusive":
@@ -146,7 +160,7 @@ def html(document: dict, results, images: dict) -> str:
                         f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")
             continue
         rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={_outcome(r)}>"
-                    f"{_outcome(r)}</td><td>({short_number(r['claimed']['epsilon'])}, "
+                    f"{_outcome(r)}{_qualifier(r)}</td><td>({short_number(r['claimed']['epsilon'])}, "
                     f"{short_number(r['claimed']['delta'])})</td>"
                     f"<td>{_lower(r)}{_mismatch(r)}</td>"
                     f"<td>{r['confidence']}</td><td>{r['samples']:,}</td></tr>")

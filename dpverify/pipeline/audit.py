@@ -19,8 +19,20 @@ def is_zcdp_claim(mech, epsilon=None, zcdp=None) -> bool:
                                 and mech.zcdp is not None)
 
 
+def confirm_applies(mech, epsilon=None, zcdp=None) -> bool:
+    """Whether `audit(confirm=True)` applies: the claim audited is (ε, δ), not ρ-zCDP or RDP
+    (the interfaces turn confirmation on for the audits it applies to)."""
+    mech = as_mechanism(mech)
+    if is_zcdp_claim(mech, epsilon, zcdp):
+        return False
+    return not (epsilon is None and mech.epsilon is None and mech.rdp is not None)
+
+
 def _other_claim(mech, options: dict):
     """The result of a zCDP or RDP audit when that is the claim, else None."""
+    if options["confirm"] and not confirm_applies(mech, options["epsilon"], options["zcdp"]):
+        raise InvalidClaimError("confirm= applies to (epsilon, delta) claims; "
+                                f"{mech.name!r} is audited for a zCDP or RDP claim")
     if is_zcdp_claim(mech, options["epsilon"], options["zcdp"]):
         if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
             raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
@@ -45,7 +57,7 @@ def _shared(options: dict, *more: str) -> dict:
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
           progress=None, curves=False, stop_early=True,
-          floating_point=None, seconds=None, zcdp=None) -> AuditResult:
+          floating_point=None, seconds=None, zcdp=None, confirm=False) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -80,6 +92,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     floating_point: also attack the outputs' float bit patterns (default: as declared with
     `@dpverify.mechanism(floating_point=...)`, else False); see `dpverify.mechanism`.
+    confirm: count a violation's event again on fresh runs of its pair, and report a violation
+    only if they confirm it (the bound is then the smaller of the two); a correct mechanism is
+    then flagged in at most (1 − confidence)² of audits. Without it, a violation an exactly
+    tight mechanism could reach in up to 1 − confidence of audits is flagged `marginal`
+    (docs/method.md, "Marginal violations and confirmation").
     zcdp: audit a rho-zCDP claim instead (default: as declared with
     `@dpverify.mechanism(zcdp=...)`); `delta` is then the δ of the implied (ε, δ) claim that is
     audited beside it (`dpverify.zcdp.audit_zcdp`).
@@ -90,7 +107,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                    samples=samples, seed=seed, n_jobs=n_jobs, backend=backend,
                    certify_per_stage=certify_per_stage, time_limit=time_limit, progress=progress,
                    curves=curves, stop_early=stop_early, floating_point=floating_point,
-                   seconds=seconds)
+                   seconds=seconds, confirm=confirm)
     other = _other_claim(mech, {**options, "zcdp": zcdp})
     if other is not None:
         return other

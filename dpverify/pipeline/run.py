@@ -26,6 +26,7 @@ from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, betting_witness, certifying_counts, choose_coupling,
                        grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
+from ..certify.confirm import is_marginal
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..certify.reach import LeakGates, leak_reach
 from ..evidence import with_examples
@@ -37,6 +38,7 @@ from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
 from .betting import BETTING_SHARE, BettingTest
 from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
+from .confirm import Confirming
 from .request import AuditRequest
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
@@ -95,6 +97,7 @@ class AuditRun:
         self.interrupted = False
         self.budget_spent = False  # an ordinary audit stopped at its time budget (seconds=)
         self.tuning_stages = 0  # stages so far that only tuned (`_next_seed_key`)
+        self.confirming: Confirming | None = None  # audit(confirm=True) on a violation
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -123,6 +126,10 @@ class AuditRun:
                     for side in (0, 1):
                         check_uses_rng(sampler, p, side)
                 self._run_stages()
+                if (r.confirm and self.best is not None
+                        and self.best.epsilon_lower_bound > r.epsilon):
+                    self.confirming = Confirming(r, self.pair_list, self.best_event, self.best)
+                    self.confirming.run(sampler)
             except KeyboardInterrupt:
                 self.interrupted = True  # keep what was certified so far
             except TimeBudgetSpent:
@@ -526,14 +533,24 @@ class AuditRun:
                                                          len(self.stages))
         r, best = self.request, self.best
         lower = best.epsilon_lower_bound if best is not None else -math.inf
+        confirmation = self.confirming.result if self.confirming is not None else None
+        if confirmation is not None:
+            # a violation stands only if both tests show it; the reported bound (and the
+            # witness shown with it) is the smaller of the two, each valid on its own
+            lower = min(lower, confirmation.bound)
+            if confirmation.witness is not None and confirmation.bound < best.epsilon_lower_bound:
+                best = confirmation.witness
         if best is not None and not (self.interrupted or self.budget_spent):
             try:
                 best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
             except KeyboardInterrupt:
                 pass  # Ctrl-C while drawing the illustration: the audit's result stands
 
+        # an unconfirmed violation's curves would draw the audit's counts, which the fresh
+        # runs overruled: a pass is not drawn as a violation
+        unconfirmed = confirmation is not None and not confirmation.confirmed
         curves = (privacy_curves_of(self.best_curve, r.epsilon, r.delta, 1.0 - r.confidence)
-                  if r.curves and self.best_curve is not None else None)
+                  if r.curves and self.best_curve is not None and not unconfirmed else None)
         return AuditResult(
             mechanism=self.mech.name, verdict="violation" if lower > r.epsilon else "pass",
             claimed_epsilon=r.epsilon, claimed_delta=r.delta, epsilon_lower_bound=lower,
@@ -545,4 +562,7 @@ class AuditRun:
             stages=tuple(self.stages), interrupted=self.interrupted,
             budget_spent=self.budget_spent, curves=curves,
             randomness=self.mech.randomness,
-            runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)))
+            runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)),
+            marginal=(confirmation is None
+                      and is_marginal(best, r.epsilon, r.delta, 1.0 - r.confidence)),
+            confirmation=confirmation)

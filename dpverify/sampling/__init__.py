@@ -12,7 +12,8 @@ outputs, and the pipeline caps how many search outputs it keeps.
 Modules:
 - `chunks`:  ChunkTask, split_into_chunks, the purposes (SEARCH, CERTIFY, PREFLIGHT,
              PAIR_SEARCH, TIMING, ILLUSTRATE) that keep seed streams apart, the position-free
-             stage keys (LAST_STAGE_KEY, TUNING_STAGE_KEY), poisson_sample_size;
+             stage keys (LAST_STAGE_KEY, TUNING_STAGE_KEY, CONFIRM_STAGE_KEY),
+             poisson_sample_size;
 - `draw`:    one chunk: draw_outputs (the mechanism's runs) and run_chunk (drawn and encoded);
 - `encoding`: outputs → discrete keys, numeric features, flags for ⊥/None, float bits
              (`Encoded`, `encode`);
@@ -26,8 +27,8 @@ Modules:
 """
 from .checks import (CALLS, REPEAT_PROBE_CHUNKS, REPEAT_PROBE_RUNS, check_chunks_differ,
                      check_runs_independent, check_uses_rng, checked_search_samples)
-from .chunks import (CERTIFY, COUPLED_SIDES, ILLUSTRATE, LAST_STAGE_KEY, PAIR_SEARCH, PREFLIGHT,
-                     SAMPLE_SIZE, SEARCH, TIMING, TUNING_STAGE_KEY, ChunkTask, describe_task,
+from .chunks import (CERTIFY, CONFIRM_STAGE_KEY, COUPLED_SIDES, ILLUSTRATE, LAST_STAGE_KEY,
+                     PAIR_SEARCH, PREFLIGHT, SAMPLE_SIZE, SEARCH, TIMING, TUNING_STAGE_KEY, ChunkTask, describe_task,
                      poisson_sample_size, split_into_chunks)
 from .draw import ChunkSeconds, describe_input, draw_outputs, run_chunk
 from .memory import return_freed_memory
@@ -36,7 +37,8 @@ from .sampler import (BACKENDS, BATCHED_CHUNK_SIZE, SCALAR_CHUNK_SIZE, RunSecond
 from .shared import EachUse, SharedDraw, shared_draws
 
 __all__ = [
-    "BACKENDS", "BATCHED_CHUNK_SIZE", "CALLS", "CERTIFY", "COUPLED_SIDES", "ILLUSTRATE", "LAST_STAGE_KEY",
+    "BACKENDS", "BATCHED_CHUNK_SIZE", "CALLS", "CERTIFY", "CONFIRM_STAGE_KEY", "COUPLED_SIDES",
+    "ILLUSTRATE", "LAST_STAGE_KEY",
     "PAIR_SEARCH", "PREFLIGHT", "REPEAT_PROBE_CHUNKS", "REPEAT_PROBE_RUNS", "SAMPLE_SIZE",
     "SCALAR_CHUNK_SIZE", "SEARCH", "TIMING", "TUNING_STAGE_KEY", "TimeBudgetSpent",
     "ChunkSeconds", "ChunkTask", "EachUse", "RunSeconds", "Sampler", "SharedDraw",
