@@ -225,40 +225,39 @@ def leak_reach_text(reach: float, confidence: float) -> str:
             f"{confidence:g}")
 
 
-def marginal_text(confidence: float) -> str:
+def marginal_text(level: float) -> str:
     """What a marginal violation is, and how to confirm it (certify.confirm)."""
-    return (f"marginal: a correct mechanism whose true ε is the claim reaches a bound this "
-            f"close in up to {100 * (1 - confidence):.3g}% of audits; confirm it on fresh "
-            "runs: --confirm (pytest: --dpverify-confirm; Python: audit(confirm=True))")
+    return (f"marginal: a mechanism whose true ε equals the claim gives a violation this strong "
+            f"in up to {100 * level:.2g}% of audits; confirm it on fresh runs: --confirm "
+            "(pytest: --dpverify-confirm; Python: audit(confirm=True))")
 
 
 def confirmation_text(c: dict, claimed_epsilon: float) -> str:
     """A confirmation (`Confirmation.as_dict()`) in words."""
     found = (f"the audit certified ε ≥ {lower_bound_text(c['first_bound'], claimed_epsilon)}"
              + (" (marginal)" if c.get("first_marginal") else ""))
-    if c["looks"] == 0:
-        return f"NOT CONFIRMED: {found}, but it stopped before its first look on fresh runs"
-    fresh = (f"the event counted again on {c['runs']:,} fresh runs certifies ε ≥ "
-             f"{lower_bound_text(c['bound'], claimed_epsilon)} (look {c['looks']} of "
-             f"{c['planned_looks']}, each at α/{c['planned_looks']})")
+    if c["rounds"] == 0:
+        return f"NOT CONFIRMED: {found}, but it stopped before its first round of fresh runs"
+    fresh = (f"bets on its event over {c['runs']:,} fresh runs ({c['rounds']} round"
+             f"{'s' if c['rounds'] > 1 else ''}) grew 1 to {c['e_value']:.4g}")
     if c["confirmed"]:
-        return f"confirmed: {found}; {fresh}"
-    return f"NOT CONFIRMED: {found}, but {fresh}, not above the claim: reported as a pass"
+        return (f"confirmed: {found}; {fresh} (≥ 1/α), certifying ε ≥ "
+                f"{lower_bound_text(c['bound'], claimed_epsilon)}")
+    return (f"NOT CONFIRMED: {found}, but {fresh}, short of 1/α: reported as a pass")
 
 
 @dataclass(frozen=True)
 class Confirmation:
-    """The witness's event counted again on fresh runs of its pair (`audit(confirm=True)`;
-    certify.confirm, docs/method.md "Marginal violations and confirmation"): in up to
-    `planned_looks` looks of growing size, each certified at α/`planned_looks`, until one
-    certifies ε above the claim (`confirmed`). `first` is the audit's own witness; `witness`
-    holds the counts of the last look taken (summed over the looks so far) and its bound."""
+    """The witness's event tested again on fresh runs of its pair (`audit(confirm=True)`;
+    pipeline.confirm, docs/method.md "Marginal violations and confirmation"): a test by betting
+    on that one event at the audit's α, over rounds of fresh runs, until its wealth reaches 1/α
+    (`confirmed`) or the audit's `samples` are spent. `first` is the audit's own witness;
+    `witness` the confirming test's (its counts over the rounds, its e-value and bound)."""
 
     confirmed: bool
     first: Witness
     witness: Witness | None
-    looks: int
-    planned_looks: int
+    rounds: int
     runs: int           # fresh runs drawn, both inputs
     first_marginal: bool = False  # the audit's own violation was marginal (certify.confirm)
 
@@ -269,14 +268,15 @@ class Confirmation:
 
     @property
     def bound(self) -> float:
-        """The bound the fresh runs certified (−∞ before any look)."""
+        """The bound the fresh runs certified (−∞ unless confirmed)."""
         return self.witness.epsilon_lower_bound if self.witness is not None else -math.inf
 
     def as_dict(self) -> dict:
         return jsonable({"confirmed": self.confirmed, "first_bound": self.first_bound,
                          "first_marginal": self.first_marginal, "bound": self.bound,
-                         "looks": self.looks, "planned_looks": self.planned_looks,
-                         "runs": self.runs, "first": self.first.as_dict(),
+                         "e_value": self.witness.e_value if self.witness else 1.0,
+                         "rounds": self.rounds, "runs": self.runs,
+                         "first": self.first.as_dict(),
                          "witness": self.witness.as_dict() if self.witness else None})
 
 
@@ -326,6 +326,10 @@ class AuditResult(HasOutcome):
     # a violation that would not hold with every level multiplied by 1 − confidence: an
     # exactly tight mechanism reaches it in up to 1 − confidence of audits (certify.confirm)
     marginal: bool = False
+    # a violation's strength: at most this fraction of audits of a mechanism meeting its claim
+    # gives a violation as strong as the audit's own (certify.confirm.evidence_level); marginal
+    # when above (1 − confidence)²; None without a violation
+    evidence_level: float | None = None
     # audit(confirm=True) on a violation: the witness's event counted again on fresh runs; the
     # verdict is "violation" only if they confirm it, and the bound is the smaller of the two
     confirmation: Confirmation | None = None
@@ -370,7 +374,7 @@ class AuditResult(HasOutcome):
             lines.append("           " + confirmation_text(self.confirmation.as_dict(),
                                                            self.claimed_epsilon))
         if self.marginal:
-            lines.append("           " + marginal_text(self.confidence))
+            lines.append("           " + marginal_text(self.evidence_level))
         if self.verdict == "pass":
             lines.append("           " + leak_reach_text(self.leak_reach, self.confidence))
         if self.witness is not None:
@@ -414,6 +418,7 @@ class AuditResult(HasOutcome):
             "reproducible": self.reproducible,
             "runs_per_pair": list(self.runs_per_pair),
             "marginal": self.marginal,
+            "evidence_level": self.evidence_level,
             "confirmation": (self.confirmation.as_dict() if self.confirmation is not None
                              else None),
         })

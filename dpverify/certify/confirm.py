@@ -8,39 +8,16 @@ multiplied by α (the betting test: an e-value of at least 1/(α_bet·α)). Ever
 violation in at most α² of its audits — at most α of its false alarms. A violation that is not
 firm is *marginal*: a tight mechanism reaches it in up to 1 − confidence of its audits.
 
-*Confirmation.* The witness's event, fixed before any of them is drawn, is counted again on
-fresh runs of its pair, in looks of growing size (`looks`), each a test of the one event at
-α/L (L looks, a union bound). The violation is confirmed at the first look whose bound beats
-the claim. A correct mechanism is flagged only if the audit false-alarms (≤ α) and then a look
-on runs independent of it does too (≤ α): at most α² overall, the same as a firm violation.
+The confirmation of a violation on fresh runs is `pipeline.confirm`.
 """
 from __future__ import annotations
+
+import math
 
 from ..result import BETTING, COUPLED, RATIO_TEST, Witness
 from ..stats import certified_epsilon, coupled_epsilon_bound, ratio_epsilon_bound
 
-FIRST_LOOK_RUNS = 1024  # the fewest runs per input of the first look
-LOOK_GROWTH = 4         # each look counts the event on 4× as many runs per input as the last
-
-
-def looks(first: int, most: int, growth: int = LOOK_GROWTH) -> list[int]:
-    """The cumulative runs per input at each look: `first` (at least FIRST_LOOK_RUNS), then
-    ×`growth` each look, the last one exactly `most` (only `most` when first ≥ most). Fixed by
-    the witness's sample size and the audit's budget, before any confirming run is drawn."""
-    first = max(FIRST_LOOK_RUNS, int(first))
-    if first >= most:
-        return [int(most)]
-    sizes = [first]
-    while sizes[-1] * growth < most:
-        sizes.append(sizes[-1] * growth)
-    return sizes + [int(most)]
-
-
-def look_level(alpha: float, n_looks: int) -> float:
-    """The per-bound level of each look's certificate: α/L per look (union bound over L looks),
-    split over the two Clopper–Pearson bounds of the two-bound certificate (the ratio test is
-    run at twice it, `certify.event_bound`)."""
-    return alpha / n_looks / 2
+SMALLEST_FACTOR = 1e-12  # evidence_level's search stops here: stronger evidence reads as ≤ α·this
 
 
 def holds_at(witness: Witness, claim: float, delta: float, factor: float) -> bool:
@@ -58,6 +35,25 @@ def holds_at(witness: Witness, claim: float, delta: float, factor: float) -> boo
         bound = certified_epsilon(witness.count_D, witness.samples_D, witness.count_D_prime,
                                   witness.samples_D_prime, delta, level)
     return bool(float(bound) > claim)
+
+
+def evidence_level(witness: Witness, claim: float, delta: float, alpha: float) -> float:
+    """α·f for the least factor f ≤ 1 at which `witness` still shows ε > `claim` with every
+    level multiplied by f (`holds_at`): how often, at most, a mechanism meeting its claim gives
+    a violation this strong. The betting test's is α/(e·α_bet) (Ville: the wealth reaches e
+    with probability ≤ 1/e); the others' is found by bisection on ln f, to 1%."""
+    if witness.certificate == BETTING:
+        return min(alpha, alpha / (witness.e_value * witness.betting_alpha))
+    low, high = math.log(SMALLEST_FACTOR), 0.0   # holds at e^high, and is searched below
+    if holds_at(witness, claim, delta, SMALLEST_FACTOR):
+        return alpha * SMALLEST_FACTOR
+    while high - low > 0.01:
+        mid = (low + high) / 2
+        if holds_at(witness, claim, delta, math.exp(mid)):
+            high = mid
+        else:
+            low = mid
+    return alpha * math.exp(high)
 
 
 def is_marginal(witness: Witness | None, claim: float, delta: float, alpha: float) -> bool:

@@ -245,7 +245,7 @@ def violation_report(result, reproduce: str) -> str:
     if confirmation is not None:
         lines.append("  " + confirmation_text(confirmation.as_dict(), result.claimed_epsilon))
     if getattr(result, "marginal", False):
-        lines.append("  " + marginal_text(result.confidence))
+        lines.append("  " + marginal_text(result.evidence_level))
     if w is not None:
         lines += witness_lines(w, FAILURE_LAYOUT)
     lines += [f"  runs     {result.samples:,} in {result.seconds:.2f} s",

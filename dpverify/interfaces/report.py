@@ -69,7 +69,7 @@ def markdown(document: dict) -> str:
         if r.get("confirmation"):
             lines += [f"- {confirmation_text(r['confirmation'], r['claimed']['epsilon'])}", ""]
         if r.get("marginal"):
-            lines += [f"- **{marginal_text(r['confidence'])}**", ""]
+            lines += [f"- **{marginal_text(r['evidence_level'])}**", ""]
         if r.get("witness"):
             lines += witness_markdown(r["witness"], r["claimed"])
         if _outcome(r) == "inconclusive":

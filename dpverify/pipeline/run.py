@@ -26,7 +26,7 @@ from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, betting_witness, certifying_counts, choose_coupling,
                        grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
-from ..certify.confirm import is_marginal
+from ..certify.confirm import evidence_level, is_marginal
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..certify.reach import LeakGates, leak_reach
 from ..evidence import with_examples
@@ -128,7 +128,8 @@ class AuditRun:
                 self._run_stages()
                 if (r.confirm and self.best is not None
                         and self.best.epsilon_lower_bound > r.epsilon):
-                    self.confirming = Confirming(r, self.pair_list, self.best_event, self.best)
+                    self.confirming = Confirming(r, self.pair_list, self.best_event, self.best,
+                                                 self.paired, self._stream_counts())
                     self.confirming.run(sampler)
             except KeyboardInterrupt:
                 self.interrupted = True  # keep what was certified so far
@@ -518,6 +519,13 @@ class AuditRun:
         self.stages.append(StageSummary(j, 0, self.betting.alpha, 0,
                                         self.best.epsilon_lower_bound))
 
+    def _stream_counts(self):
+        """The betting test's joint counts of the witness's pair and order, if it has them."""
+        if self.betting is None or self.best_event is None:
+            return None
+        stream = self.betting.streams.get((self.best_event.pair, self.best_event.direction))
+        return stream.counts if stream is not None else None
+
     def _violation_found(self) -> bool:
         """An ordinary audit stops at the first stage whose bound exceeds the claim."""
         return (self.request.stop_early and self.best is not None
@@ -565,4 +573,13 @@ class AuditRun:
             runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)),
             marginal=(confirmation is None
                       and is_marginal(best, r.epsilon, r.delta, 1.0 - r.confidence)),
+            evidence_level=self._evidence_level(),
             confirmation=confirmation)
+
+    def _evidence_level(self) -> float | None:
+        """How often, at most, a mechanism meeting its claim gives a violation as strong as the
+        audit's own (`certify.confirm.evidence_level`); None without one."""
+        r, first = self.request, self.best
+        if first is None or not first.epsilon_lower_bound > r.epsilon:
+            return None
+        return evidence_level(first, r.epsilon, r.delta, 1.0 - r.confidence)
