@@ -298,6 +298,10 @@ TWO_BOUNDS = "two Clopper–Pearson bounds"  # ε ≥ ln((p_L − δ)/q_U), stat
 RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
 COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
 BETTING = "testing by betting (anytime-valid)"  # pipeline.betting, certify.betting
+# the confirmation of a violation: a test by betting on the one event the audit found, over
+# fresh runs (pipeline.confirm)
+CONFIRMING = "testing by betting on the witness's event over fresh runs (confirmation)"
+BETTING_KINDS = (BETTING, CONFIRMING)  # certified by a wealth, not by one event's counts
 # The certificates in plain words, and where docs/method.md explains each.
 CERTIFICATE_WORDS = {
     TWO_BOUNDS: "counting the event on fresh runs of each input (two Clopper–Pearson bounds)",
@@ -306,12 +310,15 @@ CERTIFICATE_WORDS = {
              "blocks)",
     BETTING: "betting against the claim on each new run, with events learned on the runs "
              "before it (a test that may stop at any run)",
+    CONFIRMING: "betting against the claim on fresh runs of the one event the audit found (a "
+                "confirmation, which may stop at any run)",
 }
 CERTIFICATE_DOCS = {
     TWO_BOUNDS: "docs/method.md#two-bounds-certificate",
     RATIO_TEST: "docs/method.md#ratio-test-certificate",
     COUPLED: "docs/method.md#coupled-certificate",
     BETTING: "docs/method.md#testing-by-betting-while-searching",
+    CONFIRMING: "docs/method.md#marginal-violations-and-confirmation",
 }
 SUPPORT_MISMATCH_NOTE = ("  [support mismatch: never seen under D'; the bound is limited by the "
                          "sample size and ε may be infinite]")
@@ -332,14 +339,19 @@ def certificate_words(kind) -> str:
 def counts_text(w) -> str:
     """"k/n under D vs k'/n' under D'": the event's hits on the certifying sample (for the
     betting test: the hits of the events bet on this pair and order, over the rounds bet)."""
-    if w.certificate == BETTING:
-        return betting_counts_text(w.count_D, w.samples_D, w.count_D_prime)
+    if w.certificate in BETTING_KINDS:
+        return betting_counts_text(w.count_D, w.samples_D, w.count_D_prime, w.certificate)
     return (f"{w.count_D:,}/{w.samples_D:,} under D vs "
             f"{w.count_D_prime:,}/{w.samples_D_prime:,} under D'")
 
 
-def betting_counts_text(count_d: int, rounds: int, count_d_prime: int) -> str:
-    """The hits of the events a betting test bet on one pair and order, over its rounds."""
+def betting_counts_text(count_d: int, rounds: int, count_d_prime: int,
+                        kind: str = BETTING) -> str:
+    """The hits of the events a betting test bet on one pair and order, over its rounds (a
+    confirmation's: its one event's, over fresh rounds)."""
+    if kind == CONFIRMING:
+        return (f"{count_d:,} of {rounds:,} fresh rounds under D vs {count_d_prime:,} under D' "
+                "(the one event, fixed before the rounds)")
     return (f"{count_d:,} of {rounds:,} search rounds under D vs {count_d_prime:,} under D' "
             "(the events bet on, each on the rounds after it was learned)")
 
@@ -366,12 +378,17 @@ def certificate_how(w: dict) -> str:
                 "shared seed per chunk of runs); a one-sided t-test on the blocks' rates "
                 "(Fieller's bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) "
                 "≤ ε from below (the block counts are in result.json)")
-    if w.get("certificate") == BETTING and w.get("e_value") is not None:
-        return (f"{BETTING}: bets against the claim on the search runs, each placed before "
-                f"its runs were drawn, grew one unit of wealth to {float(w['e_value']):.4g} "
-                f"(≥ 1/{float(w['betting_alpha']):.4g}); by Ville's inequality a mechanism "
-                "meeting the claim does that with probability at most "
-                f"{float(w['betting_alpha']):.4g}, whenever the audit stops")
+    if w.get("certificate") in BETTING_KINDS and w.get("e_value") is not None:
+        e_value, alpha = float(w["e_value"]), float(w["betting_alpha"])
+        runs = ("the search runs" if w["certificate"] == BETTING
+                else "fresh runs of the witness's event")
+        grew = (f"grew one unit of wealth to {e_value:.4g} (≥ 1/{alpha:.4g}); by Ville's "
+                "inequality a mechanism meeting the claim does that with probability at most "
+                f"{alpha:.4g}, whenever the test stops" if e_value >= 1 / alpha else
+                f"took one unit of wealth to {e_value:.4g}, short of the 1/{alpha:.4g} a "
+                "violation needs: no violation shown")
+        return (f"{w['certificate']}: bets against the claim on {runs}, each placed before "
+                f"its runs were drawn, {grew}")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
             "upper bound on P[M(D') ∈ S])")
 
@@ -405,6 +422,10 @@ def witness_rows(w, layout: TerminalLayout) -> list[tuple[str, str]]:
     if layout.details:
         counts += SUPPORT_MISMATCH_NOTE if w.support_mismatch else ""
         certificate += f" ({CERTIFICATE_DOCS[w.certificate]})"
+    if w.certificate == CONFIRMING:
+        return pair + [("event", w.event), ("counts", counts),
+                       ("wealth", wealth_text(w.e_value, w.betting_alpha)),
+                       ("certified by", certificate)]
     if w.certificate == BETTING:
         return pair + [("last bet", w.event), ("counts", counts),
                        ("wealth", wealth_text(w.e_value, w.betting_alpha)),
@@ -426,10 +447,12 @@ def witness_markdown(w: dict, claimed: dict) -> list[str]:
         claim = claimed["epsilon"]
         bound = lower_bound_text(float(w["epsilon_lower_bound"]), claim)
         rows.append(("", f"certified ε ≥ {bound} against the claimed ε = {claim:g}"))
-    if w.get("certificate") == BETTING:
-        rows += [("last event bet on", w["event"]),
-                 ("hits of the events bet on",
-                  betting_counts_text(w["count_D"], w["samples_D"], w["count_D_prime"])),
+    if w.get("certificate") in BETTING_KINDS:
+        confirming = w["certificate"] == CONFIRMING
+        rows += [("event" if confirming else "last event bet on", w["event"]),
+                 ("hits" if confirming else "hits of the events bet on",
+                  betting_counts_text(w["count_D"], w["samples_D"], w["count_D_prime"],
+                                      w["certificate"])),
                  ("wealth", wealth_text(float(w["e_value"]), float(w["betting_alpha"])))]
     else:
         rows += [("event", w["event"]),
@@ -438,7 +461,7 @@ def witness_markdown(w: dict, claimed: dict) -> list[str]:
                  ("Clopper–Pearson", f"P[M(D) ∈ S] ≥ {short_number(w['p_lower'])}, "
                                      f"P[M(D') ∈ S] ≤ {short_number(w['q_upper'])}")]
     rows.append((f"certified by {certificate_link(w.get('certificate'))}", certificate_how(w)))
-    if w.get("certificate") != BETTING:
+    if w.get("certificate") not in BETTING_KINDS:
         rows.append(("plug-in ε estimate on this event", short_number(w["epsilon_estimate"])))
     lines = [f"- {label}: {text}" if label else f"- {text}" for label, text in rows]
     lines += examples_markdown(w)
@@ -462,8 +485,10 @@ def witness_table(w, claimed_epsilon: float) -> list[tuple[str, str]]:
     head = [("certified ε ≥", lower_bound_text(w.epsilon_lower_bound, claimed_epsilon)
              + f" (claimed ε = {claimed_epsilon:g})"),
             ("pair D", json.dumps(d["D"])), ("pair D′", json.dumps(d["D_prime"]))]
-    if w.certificate == BETTING:
-        body = [("last event bet on", w.event), ("hits of the events bet on", counts_text(w)),
+    if w.certificate in BETTING_KINDS:
+        confirming = w.certificate == CONFIRMING
+        body = [("event S" if confirming else "last event bet on", w.event),
+                ("hits" if confirming else "hits of the events bet on", counts_text(w)),
                 ("wealth", wealth_text(w.e_value, w.betting_alpha))]
     else:
         body = [("event S", w.event),
@@ -472,7 +497,7 @@ def witness_table(w, claimed_epsilon: float) -> list[tuple[str, str]]:
                 ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
                 ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}")]
     tail = [("certified by", certificate_words(w.certificate)), ("how", certificate_how(d))]
-    if w.certificate != BETTING:  # the events bet on changed between rounds: no one S to estimate
+    if w.certificate not in BETTING_KINDS:  # the events bet on changed between rounds: no one S to estimate
         tail.append(("plug-in ε on S", f"{w.epsilon_estimate:.4g}"))
     return head + body + tail
 
@@ -511,7 +536,8 @@ def examples_html(w: dict) -> str:
 __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_text",
            "floor_to", "lower_bound_text", "illustration_size", "grouped_by_shape",
            "event_examples", "percent", "example_lines", "collect_examples", "with_examples",
-           "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "BETTING", "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
+           "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "BETTING", "CONFIRMING", "BETTING_KINDS",
+           "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
            "SUPPORT_MISMATCH_NOTE", "short_number", "certificate_words", "certificate_link",
            "counts_text", "certificate_how", "TerminalLayout", "SUMMARY_LAYOUT", "FAILURE_LAYOUT",
            "witness_rows", "witness_lines", "witness_markdown", "witness_table",

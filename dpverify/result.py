@@ -13,8 +13,9 @@ import numpy as np
 
 # Witness.certificate is one of TWO_BOUNDS, RATIO_TEST, COUPLED: their names and plain words are
 # written with the rest of a witness's text in evidence.py
-from .evidence import (BETTING, CERTIFICATE_DOCS, CERTIFICATE_WORDS, COUPLED,  # noqa: F401
-                       RATIO_TEST, TWO_BOUNDS, lower_bound_text, witness_lines)
+from .evidence import (BETTING, BETTING_KINDS, CERTIFICATE_DOCS,  # noqa: F401
+                       CERTIFICATE_WORDS, CONFIRMING, COUPLED, RATIO_TEST, TWO_BOUNDS,
+                       lower_bound_text, witness_lines)
 
 
 def jsonable(value: Any):

@@ -58,10 +58,11 @@ def witness_of(pairs, cand, k_p, n_p, k_q, n_q, delta, level, stage, blocks=None
            if coupled else {}))
 
 
-def betting_witness(pairs, test, stage: int):
+def betting_witness(pairs, test, stage: int, certificate: str = BETTING):
     """(witness, event) of a betting test that found a violation (pipeline.betting): the pair
     and order whose bets earned most, its latest event, and its events' hits summed over the
-    rounds it was bet on. The bound is the test's step-down bound over its grid of claims; the
+    rounds it was bet on (`certificate`: CONFIRMING for a confirmation's one event). The bound
+    is the test's step-down bound over its grid of claims; the
     Clopper–Pearson bounds on the summed counts, at α_bet/2 each, only describe the counts (the
     events changed between rounds, so they certify nothing)."""
     (pair, direction), stream = test.best_stream()
@@ -78,7 +79,7 @@ def betting_witness(pairs, test, stage: int):
         epsilon_lower_bound=test.lower_bound(),
         epsilon_estimate=plug_in_epsilon(k_p, n, k_q, n, test.delta), stage=stage,
         support_mismatch=bool(k_q == 0 and k_p >= SUPPORT_MISMATCH_HITS),
-        certificate=BETTING, level=float(level), e_value=test.e_value,
+        certificate=certificate, level=float(level), e_value=test.e_value,
         betting_alpha=float(test.alpha),
         wealth_path=tuple((int(n), float(w)) for n, w in test.path)), event
 

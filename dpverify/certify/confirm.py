@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..result import BETTING, COUPLED, RATIO_TEST, Witness
+from ..result import BETTING_KINDS, COUPLED, RATIO_TEST, Witness
 from ..stats import certified_epsilon, coupled_epsilon_bound, ratio_epsilon_bound
 
 SMALLEST_FACTOR = 1e-12  # evidence_level's search stops here: stronger evidence reads as ≤ α·this
@@ -23,7 +23,7 @@ SMALLEST_FACTOR = 1e-12  # evidence_level's search stops here: stronger evidence
 def holds_at(witness: Witness, claim: float, delta: float, factor: float) -> bool:
     """Whether `witness` still shows ε > `claim` with its level multiplied by `factor` (≤ 1),
     recomputed from the counts it carries with its own certificate (docs/theory.md §2.14)."""
-    if witness.certificate == BETTING:
+    if witness.certificate in BETTING_KINDS:
         return witness.e_value >= 1.0 / (witness.betting_alpha * factor)
     level = witness.level * factor
     if witness.certificate == COUPLED:
@@ -42,7 +42,7 @@ def evidence_level(witness: Witness, claim: float, delta: float, alpha: float) -
     level multiplied by f (`holds_at`): how often, at most, a mechanism meeting its claim gives
     a violation this strong. The betting test's is α/(e·α_bet) (Ville: the wealth reaches e
     with probability ≤ 1/e); the others' is found by bisection on ln f, to 1%."""
-    if witness.certificate == BETTING:
+    if witness.certificate in BETTING_KINDS:
         return min(alpha, alpha / (witness.e_value * witness.betting_alpha))
     low, high = math.log(SMALLEST_FACTOR), 0.0   # holds at e^high, and is searched below
     if holds_at(witness, claim, delta, SMALLEST_FACTOR):

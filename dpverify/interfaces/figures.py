@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..evidence import BETTING
+from ..evidence import BETTING_KINDS, CONFIRMING
 from ..region import boundary, box_outside
 from ..stats import cp_lower, cp_upper
 
@@ -105,11 +105,12 @@ def figure_data(result) -> dict:
             "outcome": result.outcome, "claim": {"epsilon": eps, "delta": delta},
             "witness": None, "family": []}
     w = result.witness
-    if w is not None and w.certificate == BETTING:
+    if w is not None and w.certificate in BETTING_KINDS:
         # the betting test certifies no single event's (q, p): its evidence is the wealth
         data["witness"] = {"certificate": w.certificate, "certified_epsilon":
                            w.epsilon_lower_bound, "wealth_path": [list(v) for v in w.wealth_path],
                            "threshold": 1.0 / w.betting_alpha,
+                           "fresh_rounds": w.certificate == CONFIRMING,
                            # the test that decided the verdict: its claim rejected
                            "outside": bool(w.epsilon_lower_bound > eps)}
         return data

@@ -163,8 +163,13 @@ def _wealth_panel(ax, result, data) -> None:
         ax.plot(runs[-1], wealth[-1], marker="o", ms=9, mfc="none", mec=VIOLATION_RED, mew=2,
                 label="the round that proved it")
     ax.set(yscale="log", ylim=(min(min(wealth), 1.0) / 2, max(max(wealth), wd["threshold"]) * 3),
-           xlabel="search rounds settled (one run of D and one of D′ each), summed over pairs",
-           ylabel="wealth (log)", title="testing by betting: the evidence against the claim")
+           xlabel=("fresh rounds of the witness's event (one run of D and one of D′ each)"
+                   if wd.get("fresh_rounds") else
+                   "search rounds settled (one run of D and one of D′ each), summed over pairs"),
+           ylabel="wealth (log)",
+           title=("confirmation: betting on the audit's event over fresh runs"
+                  if wd.get("fresh_rounds") else
+                  "testing by betting: the evidence against the claim"))
     ax.title.set_fontsize(9)
     ax.legend(loc="upper left", fontsize=7, framealpha=0.92)
 

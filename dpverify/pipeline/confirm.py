@@ -18,7 +18,7 @@ from ..attacks.bets import Offer
 from ..certify import betting_witness
 from ..certify.betting import outcome_rates
 from ..certify.confirm import is_marginal
-from ..result import BETTING, Confirmation, Witness
+from ..result import BETTING, CONFIRMING, Confirmation, Witness
 from ..sampling import CONFIRM_STAGE_KEY, SEARCH, split_into_chunks
 from ..sampling.encoding import Encoded
 from .betting import BettingTest
@@ -63,7 +63,8 @@ class Confirming:
                                                           self.result.rounds)})
             drawn += rows
             size *= 2
-            witness, _ = betting_witness(self.pair_list, self.test, self.result.rounds + 1)
+            witness, _ = betting_witness(self.pair_list, self.test, self.result.rounds + 1,
+                                         CONFIRMING)
             self.result = Confirmation(
                 confirmed=self.test.violation, first=self.result.first, witness=witness,
                 rounds=self.result.rounds + 1, runs=2 * drawn,
