@@ -106,6 +106,8 @@ OWN_TIGHT = (("randomized_response_python_random",
               "make_randomized_response_python_random(1.0)",
               make_randomized_response_python_random),)
 RATIOS = (1.1, 1.25, 1.5, 2.0)
+# violation sizes whose power with and without confirmation is measured on many seeds
+CONFIRM_RATIOS = (1.25, 1.5)
 SAMPLE_EXPONENTS = (10, 12, 14, 16, 18)
 
 
@@ -130,18 +132,26 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
     if not stop_early:
         name, factory_text = f"{name} (measurement)", f"{factory_text}, stop_early=False"
     alarms, alarm_seeds, bounds, runs_made, coupled = 0, [], [], [], 0
+    marginal, confirmed = 0, 0
     started = time.perf_counter()
     step = max(1, runs // 10)
     for seed in range(first_seed, first_seed + runs):
         random.seed(seed)  # the coins of a mechanism with randomness="own" (OWN_TIGHT)
+        # confirm=True runs the same audit, then confirms a violation on fresh runs: one run
+        # gives the verdict without confirmation (a confirmation ran) and with it
         res = dpverify.audit(mech, epsilon=TRUE_EPS, samples=samples, seed=seed, n_jobs=1,
-                             confidence=confidence, stop_early=stop_early)
-        bounds.append(float(res.epsilon_lower_bound))
-        runs_made.append(int(res.samples))
-        coupled += res.witness is not None and res.witness.certificate == COUPLED
-        if res.verdict == "violation":
+                             confidence=confidence, stop_early=stop_early, confirm=True)
+        c = res.confirmation
+        bounds.append(float(c.first_bound if c is not None else res.epsilon_lower_bound))
+        runs_made.append(int(res.samples - (c.runs if c is not None else 0)))
+        coupled += (c is None and res.witness is not None
+                    and res.witness.certificate == COUPLED) or (
+            c is not None and c.first.certificate == COUPLED)
+        if c is not None:
             alarms += 1
             alarm_seeds.append(seed)
+            marginal += c.first_marginal
+            confirmed += res.verdict == "violation"
         done = seed - first_seed + 1
         if done % step == 0 or done == runs:
             log(f"  {name}: {done}/{runs} audits, {alarms} false alarm(s), "
@@ -158,6 +168,8 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
         "confidence": confidence,
         "alarm_seeds": alarm_seeds,
         **rate_against_promise(alarms, runs, confidence),
+        "marginal_false_alarms": marginal,
+        "confirmed_false_alarms": confirmed,
         "bound_max": max(finite) if finite else None,
         "bound_median": float(np.median(finite)) if finite else None,
         "runs_per_audit_median": int(np.median(runs_made)),
@@ -246,14 +258,21 @@ def power_cell(ratio: float, exponent: int, seeds: int, confidence: float) -> di
     claim = TRUE_EPS / ratio
     samples = 1 << exponent
     caught, bounds, runs_made, over_truth = 0, [], [], 0
+    confirmed, marginal, confirm_runs = 0, 0, []
     started = time.perf_counter()
     for seed in range(seeds):
+        # as in `false_alarms`: one run gives the verdict without confirmation and with it
         res = dpverify.audit(mech, epsilon=claim, samples=samples, seed=seed, n_jobs=1,
-                             confidence=confidence)
-        caught += res.verdict == "violation"
-        bounds.append(float(res.epsilon_lower_bound))
-        runs_made.append(int(res.samples))
-        over_truth += res.epsilon_lower_bound > TRUE_EPS
+                             confidence=confidence, confirm=True)
+        c = res.confirmation
+        first = c.first_bound if c is not None else res.epsilon_lower_bound
+        caught += c is not None
+        confirmed += res.verdict == "violation"
+        marginal += c is not None and c.first_marginal
+        bounds.append(float(first))
+        runs_made.append(int(res.samples - (c.runs if c is not None else 0)))
+        confirm_runs.append(int(c.runs) if c is not None else 0)
+        over_truth += first > TRUE_EPS
     seconds = time.perf_counter() - started
     lo, hi = clopper_pearson(caught, seeds)
     finite = [b for b in bounds if np.isfinite(b)]
@@ -268,6 +287,11 @@ def power_cell(ratio: float, exponent: int, seeds: int, confidence: float) -> di
         "power": caught / seeds,
         "ci_low": lo,
         "ci_high": hi,
+        "marginal": marginal,
+        "confirmed": confirmed,
+        "power_confirmed": confirmed / seeds,
+        "lost_by_confirmation": caught - confirmed,
+        "confirmation_runs_median": int(np.median(confirm_runs)),
         "bound_median": float(np.median(finite)) if finite else None,
         "bounds_above_true_epsilon": over_truth,
         "runs_per_audit_median": int(np.median(runs_made)),
@@ -309,7 +333,8 @@ def plot_false_alarms(path: Path, rows: list[dict], meta: dict) -> None:
 def plot_power(path: Path, cells: list[dict], meta: dict) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, ratio in enumerate(RATIOS):
-        row = sorted((c for c in cells if c["ratio"] == ratio), key=lambda c: c["samples"])
+        row = sorted((c for c in cells if c["ratio"] == ratio and not c.get("many_seeds")),
+                     key=lambda c: c["samples"])
         # a small horizontal offset per line, so overlapping points (power 1) stay visible
         dodge = 2.0 ** (0.12 * (i - (len(RATIOS) - 1) / 2))
         xs = np.array([c["samples"] for c in row], dtype=float) * dodge
@@ -394,19 +419,22 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         f"rate of at most 1 − confidence = {nominal:g}.",
         "",
         f"| mechanism | samples | audits | false alarms | rate | 95% CI | against {nominal:g} "
-        "| coupled witnesses | median ε lower bound | max ε lower bound | s / audit |",
-        "|---|--:|--:|--:|--:|---|---|--:|--:|--:|--:|",
+        "| marginal | confirmed | coupled witnesses | median ε lower bound | max ε lower bound "
+        "| s / audit |",
+        "|---|--:|--:|--:|--:|---|---|--:|--:|--:|--:|--:|--:|",
     ]
     for r in fa_rows:
         lines.append(
             f"| {r['factory']} | {r['samples']:,} | {r['runs']:,} | {r['false_alarms']} "
             f"| {r['rate']:.4f} | {fmt_ci(r['ci_low'], r['ci_high'])} | {against_nominal(r)} "
+            f"| {r.get('marginal_false_alarms', '—')} | {r.get('confirmed_false_alarms', '—')} "
             f"| {r['coupled_witnesses']} | {fmt_num(r['bound_median'])} | {fmt_num(r['bound_max'])} "
             f"| {r['seconds_per_audit']:.3f} |")
     lines.append(
         f"| **{pool['mechanism']}** | | {pool['runs']:,} | {pool['false_alarms']} "
         f"| {pool['rate']:.4f} | {fmt_ci(pool['ci_low'], pool['ci_high'])} "
-        f"| {against_nominal(pool)} | | | | |")
+        f"| {against_nominal(pool)} | | | | | | |")
+    lines += confirmation_lines(fa_rows, meta["confidence"])
     lines += [
         "",
         "*Against*: *below* when the whole interval is below the promised rate, *consistent* "
@@ -449,8 +477,9 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
     ]
     header = "| r (claim ε) | " + " | ".join(f"2^{e}" for e in SAMPLE_EXPONENTS) + " |"
     lines += [header, "|---|" + "--:|" * len(SAMPLE_EXPONENTS)]
+    grid = [c for c in cells if not c.get("many_seeds")]
     for ratio in RATIOS:
-        row = {c["samples_log2"]: c for c in cells if c["ratio"] == ratio}
+        row = {c["samples_log2"]: c for c in grid if c["ratio"] == ratio}
         parts = []
         for e in SAMPLE_EXPONENTS:
             c = row[e]
@@ -465,9 +494,10 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         header, "|---|" + "--:|" * len(SAMPLE_EXPONENTS),
     ]
     for ratio in RATIOS:
-        row = {c["samples_log2"]: c for c in cells if c["ratio"] == ratio}
+        row = {c["samples_log2"]: c for c in grid if c["ratio"] == ratio}
         lines.append(f"| {ratio:g} | " + " | ".join(
             f"{row[e]['runs_per_audit_median']:,}" for e in SAMPLE_EXPONENTS) + " |")
+    lines += power_confirmation_lines(cells, meta)
     audits = sum(c["seeds"] for c in cells)
     low, high = proportion_confint(over, audits, alpha=1 - CI_LEVEL, method="beta")
     lines += [
@@ -481,6 +511,65 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         "Plots: `calibration_false_alarms.png`, `calibration_power.png`.",
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def confirmation_lines(fa_rows: list[dict], confidence: float) -> list[str]:
+    """The false alarms left after confirmation, pooled over the rows that confirmed
+    (docs/method.md, "Marginal violations and confirmation"), against (1 − confidence)²."""
+    rows = [r for r in fa_rows if "confirmed_false_alarms" in r]
+    if not rows:
+        return []
+    audits = sum(r["runs"] for r in rows)
+    alarms = sum(r["false_alarms"] for r in rows)
+    marginal = sum(r["marginal_false_alarms"] for r in rows)
+    confirmed = sum(r["confirmed_false_alarms"] for r in rows)
+    lo, hi = clopper_pearson(confirmed, audits)
+    promise = (1 - confidence) ** 2
+    return [
+        "",
+        f"*Marginal* and *confirmed* count the false alarms of each row that were marginal "
+        f"(not firm at every level × {1 - confidence:g}) and that survived a confirmation on "
+        "fresh runs (`confirm=True`; one audit gives both, as the confirmation only starts "
+        "after the audit's verdict); the rows *stopped at a random* point are not confirmed. "
+        f"Pooled over the {len(rows)} rows that confirm: {alarms} false alarms in "
+        f"{audits:,} audits, {marginal} of them marginal; **with confirmation {confirmed} of "
+        f"{audits:,} (rate {confirmed / audits:.4f}, 95% CI {fmt_ci(lo, hi)})**, against the "
+        f"promised (1 − confidence)² = {promise:g} for confirmed audits "
+        f"({'below' if hi <= promise else 'consistent' if lo <= promise else '**above**'}).",
+    ]
+
+
+def power_confirmation_lines(cells: list[dict], meta: dict) -> list[str]:
+    """Power with confirmation: the grid again, then the many-seed cells."""
+    if not cells or "confirmed" not in cells[0]:
+        return []
+    header = "| r (claim ε) | " + " | ".join(f"2^{e}" for e in SAMPLE_EXPONENTS) + " |"
+    lines = ["", "The same audits with `confirm=True` (a violation counts only if fresh runs "
+             "confirm it); power, then median fresh runs a confirmation drew:", "",
+             header, "|---|" + "--:|" * len(SAMPLE_EXPONENTS)]
+    grid = [c for c in cells if not c.get("many_seeds")]
+    for ratio in RATIOS:
+        row = {c["samples_log2"]: c for c in grid if c["ratio"] == ratio}
+        lines.append(f"| {ratio:g} ({TRUE_EPS / ratio:.3g}) | " + " | ".join(
+            f"{row[e]['power_confirmed']:.2f} ({row[e]['confirmation_runs_median']:,})"
+            for e in SAMPLE_EXPONENTS) + " |")
+    many = [c for c in cells if c.get("many_seeds")]
+    if many:
+        lines += ["", f"Power with and without confirmation on {many[0]['seeds']:,} seeds "
+                  f"at `samples={many[0]['samples']}` (the false-alarm audits' budget); "
+                  "*lost* is how many violations the confirmation did not confirm, with a 95% "
+                  "Clopper–Pearson interval on that share:", "",
+                  "| r (claim ε) | audits | power | marginal | power confirmed | lost | lost "
+                  "share 95% CI | median audit runs | median confirmation runs |",
+                  "|---|--:|--:|--:|--:|--:|---|--:|--:|"]
+        for c in many:
+            lo, hi = clopper_pearson(c["lost_by_confirmation"], c["seeds"])
+            lines.append(
+                f"| {c['ratio']:g} ({c['claimed_epsilon']:.3g}) | {c['seeds']:,} "
+                f"| {c['power']:.4f} | {c['marginal']} | {c['power_confirmed']:.4f} "
+                f"| {c['lost_by_confirmation']} | {fmt_ci(lo, hi)} "
+                f"| {c['runs_per_audit_median']:,} | {c['confirmation_runs_median']:,} |")
+    return lines
 
 
 def kept_rows(args) -> dict | None:
@@ -523,6 +612,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "(default 0; a follow-up on fresh seeds starts past the last run's)")
     p.add_argument("--power-seeds", type=int, default=40,
                    help="seeds per (r, samples) cell of the power grid (default 40)")
+    p.add_argument("--confirm-power-seeds", type=int, default=1000,
+                   help="seeds of the power with and without confirmation at r = 1.25 and "
+                        "1.5, at --samples (default 1000)")
     p.add_argument("--render-only", action="store_true",
                    help="rewrite calibration.md and the plots from OUT/calibration.json")
     p.add_argument("--only", metavar="NAME",
@@ -631,6 +723,14 @@ def main(argv=None) -> int:
             log(f"  r={ratio:g} samples=2^{exponent}: {cell['caught']}/{cell['seeds']} caught, "
                 f"power {cell['power']:.2f} {fmt_ci(cell['ci_low'], cell['ci_high'], 2)}, "
                 f"{cell['seconds']:.1f} s")
+    for ratio in CONFIRM_RATIOS if kept is None else ():
+        cell = power_cell(ratio, args.samples.bit_length() - 1, args.confirm_power_seeds,
+                          args.confidence)
+        cell["many_seeds"] = True
+        cells.append(cell)
+        log(f"  r={ratio:g} samples={args.samples}, {args.confirm_power_seeds} seeds: power "
+            f"{cell['power']:.4f}, confirmed {cell['power_confirmed']:.4f}, "
+            f"{cell['seconds']:.1f} s")
     meta["power_seconds"] = time.perf_counter() - power_started
     meta["total_seconds"] = time.perf_counter() - started
     if kept is not None:  # seconds of the whole table, as if run at once
