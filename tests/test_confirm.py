@@ -217,3 +217,18 @@ def test_the_gate_confirms(tmp_path, capsys, rr3_false_alarms):
     out = capsys.readouterr().out
     assert out.startswith("VIOLATION  rr3" if python.verdict == "violation" else "pass       rr3")
     assert ("confirmed:" if python.verdict == "violation" else "NOT CONFIRMED") in out
+
+
+def test_a_confirmation_stopped_before_its_first_round_confirms_nothing(monkeypatch):
+    """Ctrl-C between the audit and the first fresh round: the violation is not reported, no
+    evidence is shown for it, and the pass is not conclusive."""
+    from dpverify.pipeline import run as run_module
+
+    def interrupted(self, sampler):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(run_module.Confirming, "run", interrupted)
+    result = dpverify.audit(loud_count, samples=SAMPLES, n_jobs=1, confirm=True)
+    assert result.interrupted and result.verdict == "pass" and not result.conclusive
+    assert result.witness is None and result.epsilon_lower_bound == -math.inf
+    assert result.confirmation.first_bound > EPS
+    assert "stopped before its first round" in result.summary()

@@ -111,8 +111,10 @@ def figure_data(result) -> dict:
                            w.epsilon_lower_bound, "wealth_path": [list(v) for v in w.wealth_path],
                            "threshold": 1.0 / w.betting_alpha,
                            "fresh_rounds": w.certificate == CONFIRMING,
-                           # the test that decided the verdict: its claim rejected
-                           "outside": bool(w.epsilon_lower_bound > eps)}
+                           # the test that decided the verdict: its claim rejected (a
+                           # violation a confirmation overruled is drawn as no violation)
+                           "outside": bool(w.epsilon_lower_bound > eps
+                                           and result.verdict == "violation")}
         return data
     if w is not None:
         shape = witness_shape(w, delta)

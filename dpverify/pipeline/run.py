@@ -546,7 +546,9 @@ class AuditRun:
             # a violation stands only if both tests show it; the reported bound (and the
             # witness shown with it) is the smaller of the two, each valid on its own
             lower = min(lower, confirmation.bound)
-            if confirmation.witness is not None and confirmation.bound < best.epsilon_lower_bound:
+            if confirmation.witness is None:
+                best = None  # stopped before a fresh round: nothing stands as evidence
+            elif confirmation.bound < best.epsilon_lower_bound:
                 best = confirmation.witness
         if best is not None and not (self.interrupted or self.budget_spent):
             try:
