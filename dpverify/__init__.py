@@ -17,8 +17,8 @@ __version__ = "0.1.0"
 def __getattr__(name):
     # audit() pulls in scipy and joblib; load it on first use so `import dpverify` stays light.
     if name in ("audit", "AuditResult", "Witness"):
-        from . import pipeline, result
-        return {"audit": pipeline.audit, "AuditResult": result.AuditResult,
+        from . import auditing, result
+        return {"audit": auditing.audit, "AuditResult": result.AuditResult,
                 "Witness": result.Witness}[name]
     raise AttributeError(name)
 

@@ -52,6 +52,24 @@ def validate_zcdp(rho) -> float:
     return value
 
 
+ZCDP_DEFAULT_DELTA = 1e-6  # δ of the (ε, δ) claim a ρ-zCDP claim implies, when none is given
+
+
+def validate_zcdp_delta(delta) -> float:
+    """The δ of the (ε, δ) claim a ρ-zCDP claim implies: a number in (0, 1) (ln(1/δ) must be
+    finite); None → ZCDP_DEFAULT_DELTA."""
+    if delta is None:
+        return ZCDP_DEFAULT_DELTA
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"delta must be a number in (0, 1), got {delta!r}") from None
+    if not 0.0 < value < 1.0:
+        raise InvalidClaimError(f"a zCDP audit needs the implied claim's delta in (0, 1) "
+                                f"(ρ-zCDP ⇒ (ρ + 2√(ρ ln 1/δ), δ)-DP), got {delta!r}")
+    return value
+
+
 def validate_samples(samples) -> int | None:
     """A sample size: None, or an integer ≥ 100 (certifying runs per input)."""
     if samples is None:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import InvalidClaimError
-from .mechanism import validate_claim, validate_zcdp
+from .mechanism import validate_claim, validate_zcdp, validate_zcdp_delta
 
 # Certifying runs per input at the last stage when neither the caller nor the mechanism's
 # declaration gives `samples`.
@@ -157,7 +157,7 @@ def check_session_budget(value, name: str = "budget") -> float:
 
 def check_zcdp_combination(values: dict, spell: Callable[[str], str]) -> None:
     """A ρ-zCDP claim replaces ε, and measurement runs apply to (ε, δ) claims only; with zCDP,
-    δ is the implied (ε, δ) claim's (`zcdp.validate_delta`). `spell(name)` is the option as the
+    δ is the implied (ε, δ) claim's (`mechanism.validate_zcdp_delta`). `spell(name)` is the option as the
     user wrote it."""
     if values.get("zcdp") is None:
         return
@@ -167,9 +167,8 @@ def check_zcdp_combination(values: dict, spell: Callable[[str], str]) -> None:
     if values.get("measure") or values.get("seconds") is not None:
         raise InvalidClaimError(f"{spell('measure')} and {spell('seconds')} apply to (ε, δ) "
                                 f"claims, not to {spell('zcdp')}")
-    from .zcdp import validate_delta
     validate_zcdp(values["zcdp"])
-    validate_delta(values.get("delta"))
+    validate_zcdp_delta(values.get("delta"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -377,9 +376,15 @@ def check_values(values: dict, names, interface: str) -> dict:
     return checked
 
 
+def check_parsed(args, names) -> dict:
+    """`check_values` of the command-line options `names`, read from parsed `args` (the
+    argparse namespace of `dpverify audit` or `dpverify gate`)."""
+    return check_values({name: getattr(args, name) for name in names}, names, "cli")
+
+
 __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "COMMON_FLAGS",
            "CONFIRM_ENV", "confirm_requested",
-           "PLUGIN_OPTIONS", "PLUGIN_INI_HELP", "PROFILES", "DEFAULT_SAMPLES_BATCHED",
+           "PLUGIN_OPTIONS", "PLUGIN_INI_HELP", "PROFILES", "DEFAULT_SAMPLES_BATCHED", "check_parsed",
            "DEFAULT_SAMPLES_SCALAR", "default_samples", "check_values", "check_epsilon",
            "check_delta", "check_zcdp", "check_confidence", "check_samples", "check_seed",
            "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds",

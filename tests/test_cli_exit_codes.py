@@ -198,14 +198,14 @@ def test_findings_exit_1_and_passes_0(mechs, capsys):
 
 
 def test_exit_codes_are_documented_in_help_and_docstrings(capsys):
-    import dpverify.interfaces.cli
+    import dpverify.interfaces.exit_codes
     import dpverify.interfaces.gate
     for command in ("audit", "gate"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         out = capsys.readouterr().out
         assert EXIT_CODES in out and "--debug" in out
-    for doc in (dpverify.interfaces.cli.__doc__, dpverify.interfaces.gate.__doc__):
+    for doc in (dpverify.interfaces.exit_codes.__doc__, dpverify.interfaces.gate.__doc__):
         doc = " ".join(doc.split())
         assert "Exit codes" in doc and "not a finding" in doc and "2 wins over 1" in doc
 

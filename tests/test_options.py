@@ -178,7 +178,8 @@ def test_the_audit_functions_defaults_are_the_tables():
     """`dpverify.audit`'s signature and `pipeline.build_request` (which tests reach through
     `audit_with_settings`) have the same defaults, and those are the options table's."""
     import inspect
-    from dpverify.pipeline import audit, build_request
+    from dpverify.auditing import audit
+    from dpverify.pipeline import build_request
     audit_defaults = {n: p.default for n, p in inspect.signature(audit).parameters.items()
                       if p.default is not inspect.Parameter.empty}
     built = {n: p.default for n, p in inspect.signature(build_request).parameters.items()

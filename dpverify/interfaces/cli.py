@@ -1,24 +1,5 @@
-"""`dpverify audit TARGET...`: a thin shell over `audit()`; `dpverify gate` lives in gate.py.
-
-Exit codes, the same for `dpverify audit` and `dpverify gate`:
-  0    no finding: every mechanism was audited and none violates its claim (gate: and none
-       drifted from the baseline or is missing from it).
-  1    a finding, and only a finding: a violation (gate: also a drift or a mechanism missing
-       from the baseline).
-  3    INCONCLUSIVE: no violation was found, but for at least one mechanism the budget could
-       not have caught a gross one (`AuditResult.conclusive`, docs/method.md): a CI job
-       fails rather than turning green on an audit that tested nothing. 1 and 2 win over 3.
-  2    not a finding: dpverify could not do what was asked. A bad option value (--jobs 0, a
-       negative --samples, --confidence outside (0, 1), ...), an output path that cannot be
-       written (--json/--report/--junit/--summary/--update-baseline; checked before any audit
-       runs, and a missing parent directory is an error, never created), an unreadable or
-       invalid baseline, a target that cannot be loaded, a mechanism that cannot be run or has
-       an invalid declaration, or an internal error. stderr says what went wrong and what to
-       do in a line starting `dpverify: error:` (or `ERROR      <mechanism>:` for one
-       mechanism), without a Python traceback unless --debug is given. 2 wins over 1: the
-       other mechanisms are still audited and reported.
-  130  interrupted by Ctrl-C (what was certified until then is still printed and written to
-       --json).
+"""`dpverify audit TARGET...`: a thin shell over `audit()`; `dpverify gate` lives in gate.py, the
+exit codes both return in exit_codes.py.
 """
 from __future__ import annotations
 
@@ -35,36 +16,11 @@ import numpy as np
 from .. import __version__
 from ..errors import DpVerifyError, TargetError
 from ..loading import resolve_target
-from ..options import (AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_values,
+from ..options import (AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_parsed,
                        confirm_requested)
+from .exit_codes import (EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASS,  # noqa: F401
+                         EXIT_INCONCLUSIVE, EXIT_VIOLATION, exit_code_of, worse_exit)
 from .outputs import check_output_dir, check_output_file, say, write_output
-
-EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-# Which exit code wins when mechanisms end differently: an error, then a finding, then an
-# inconclusive audit, then a pass.
-EXIT_PRECEDENCE = (EXIT_PASS, EXIT_INCONCLUSIVE, EXIT_VIOLATION, EXIT_ERROR)
-
-
-def worse_exit(code: int, other: int) -> int:
-    """The exit code of two outcomes together (`EXIT_PRECEDENCE`)."""
-    return max(code, other, key=EXIT_PRECEDENCE.index)
-
-
-def exit_code_of(result) -> int:
-    """One result's exit code: 1 violation, 3 inconclusive, 0 pass."""
-    return {"violation": EXIT_VIOLATION, "inconclusive": EXIT_INCONCLUSIVE}.get(
-        result.outcome, EXIT_PASS)
-
-
-EXIT_CODES = """exit codes (audit and gate alike):
-  0    no violation found (gate: and no drift, none missing from the baseline)
-  1    a finding: a violation (gate: also a drift or a mechanism missing from the baseline)
-  2    not a finding: bad option value, unwritable output path (checked before any audit),
-       unreadable baseline, target that cannot be loaded, mechanism that cannot be run or
-       has an invalid declaration, internal error (--debug shows the traceback); 2 wins over 1
-  3    inconclusive: no violation found, but the budget could not have caught a gross one
-       (raise --samples); 1 and 2 win over 3
-  130  interrupted (Ctrl-C)"""
 
 # Each subcommand: its one-line summary, its description and its options (dpverify.options).
 COMMANDS = {
@@ -128,8 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 def check_usage(args, command: str) -> None:
     """The option values of `command` (audit or gate), checked as dpverify.options defines
     them; InvalidClaimError saying what is allowed."""
-    names = COMMANDS[command][2]
-    check_values({name: getattr(args, name) for name in names}, names, "cli")
+    check_parsed(args, COMMANDS[command][2])
 
 
 def _error_entry(name: str, message: str) -> dict:
@@ -150,7 +105,7 @@ def _dask_client(address: str):
 
 def audit_options(args, mech) -> dict:
     """The keywords of `dpverify.audit` that `dpverify audit`'s arguments set for `mech`."""
-    from ..pipeline import confirm_applies, is_zcdp_claim
+    from ..auditing import confirm_applies, is_zcdp_claim
     return dict(epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
                 samples=args.samples, seed=args.seed, n_jobs=args.jobs,
                 backend="dask" if args.scheduler else args.backend, time_limit=args.time_limit,

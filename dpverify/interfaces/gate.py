@@ -6,7 +6,7 @@ noise fails the gate even where the claim still holds. The drift rule and the ba
 in `drift.py`, the targets (directories, --changed-since) in `gate_targets.py`, the printed
 lines, JUnit XML and Markdown summary in `gate_report.py`.
 
-Exit codes (the same as `dpverify audit`'s, see cli.py): 0 every mechanism passes and none
+Exit codes (the same as `dpverify audit`'s, see exit_codes.py): 0 every mechanism passes and none
 drifted; 1 a finding: a violation, a drift or a mechanism missing from the baseline; 3 no
 finding, but an audit was inconclusive (its budget could not have caught a gross violation; it
 is never written to the baseline); 2 not a finding: a bad option value, an output path
@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 from ..errors import DpVerifyError, GateError, TargetError
-from ..options import confirm_requested, default_samples
-from ..pipeline import confirm_applies
+from ..options import GATE_FLAGS, check_parsed, confirm_requested, default_samples
+from ..auditing import confirm_applies
 from ..result import AuditResult
-from .cli import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS, check_usage
+from .exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
 from .drift import (baseline_entry, compare, estimate_of, load_baseline, number,
                     write_baseline)
 from .gate_report import Outcome, count_line, summary_markdown, write_junit, write_summary
@@ -42,7 +42,7 @@ __all__ = ["run_gate", "compare", "GateError", "Outcome"]
 
 def check_gate_usage(args) -> None:
     """Option values and output paths, before any audit (or git call) runs."""
-    check_usage(args, "gate")
+    check_parsed(args, GATE_FLAGS)
     if args.junit:
         check_output_file(args.junit, "--junit")
     if args.summary:

@@ -199,7 +199,7 @@ class MechanismItem(pytest.Item):
             raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
                                 "@dpverify.mechanism(epsilon=..., pairs=...) or "
                                 "@dpverify.mechanism(zcdp=..., pairs=...)")
-        from ..pipeline import confirm_applies
+        from ..auditing import confirm_applies
         confirm = self.config._dpverify.confirm and confirm_applies(self.mechanism)
         run_audit(self, self.mechanism, call_index=1,
                   reproduce=lambda seed, samples, confidence: _cli_line(
@@ -263,7 +263,7 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     samples = kwargs.pop("samples", settings.samples)
     confidence = kwargs.pop("confidence", settings.confidence_for(call_index))
     n_jobs = kwargs.pop("n_jobs", settings.jobs)
-    from ..pipeline import confirm_applies
+    from ..auditing import confirm_applies
     if settings.confirm and "confirm" not in kwargs and confirm_applies(
             mechanism, kwargs.get("epsilon"), kwargs.get("zcdp")):
         kwargs["confirm"] = True

@@ -30,6 +30,7 @@ from ..certify.confirm import evidence_level, is_marginal
 from ..certify.pilot import PILOT_RUNS, coupled_everywhere
 from ..certify.reach import LeakGates, leak_reach
 from ..evidence import with_examples
+from ..mechanism import as_mechanism
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
 from ..sampling import (LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, TimeBudgetSpent,
@@ -39,7 +40,7 @@ from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
 from .betting import BETTING_SHARE, BettingTest
 from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
 from .confirm import Confirming
-from .request import AuditRequest
+from .request import AuditRequest, build_request
 from .schedule import Schedule, StagePlan
 from .search import Search, precise_enough
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
@@ -585,3 +586,10 @@ class AuditRun:
         if first is None or not first.epsilon_lower_bound > r.epsilon:
             return None
         return evidence_level(first, r.epsilon, r.delta, 1.0 - r.confidence)
+
+
+def audit_with_settings(mechanism, settings: Settings, **options) -> AuditResult:
+    """An (ε, δ) audit as `dpverify.audit` runs it, with the pipeline's tuning `settings` instead
+    of the defaults (for tests and experiments; `options` as for `audit`)."""
+    mech = as_mechanism(mechanism)
+    return AuditRun(mech, build_request(mech, **options), settings).run()

@@ -13,7 +13,7 @@ from ..certify.evaluator import PairEvaluator
 from ..sampling.encoding import Encoded
 from ..errors import InvalidClaimError
 from ..mechanism import as_mechanism, validate_zcdp
-from ..pipeline import audit
+from ..pipeline import AuditRun, build_request
 from ..options import default_divergence_samples
 from ..pipeline.request import validate_options
 from ..result import TWO_BOUNDS, Witness
@@ -62,9 +62,10 @@ def audit_zcdp(mechanism, rho=None, pairs=None, confidence=0.95, samples=None, s
     level, implied_confidence = error_split(confidence)
     n = int(samples or default_divergence_samples(mech))
     part = _renyi_part(mech, pair_list, n, level, _renyi_seed(seed), n_jobs, backend, deadline)
-    implied = audit(mech, pairs=list(pair_list), epsilon=eps, delta=delta,
-                           confidence=implied_confidence, samples=samples, seed=seed,
-                           n_jobs=n_jobs, backend=backend, time_limit=_time_left(deadline))
+    implied = AuditRun(mech, build_request(
+        mech, pairs=list(pair_list), epsilon=eps, delta=delta, confidence=implied_confidence,
+        samples=samples, seed=seed, n_jobs=n_jobs, backend=backend,
+        time_limit=_time_left(deadline))).run()
     rho_lb, alpha = certified_rho(ORDERS, part.lower)
     violated = rho_lb > target or implied.verdict == "violation"
     return ZcdpAuditResult(

@@ -6,12 +6,11 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-from ..errors import InvalidClaimError
+from ..mechanism import ZCDP_DEFAULT_DELTA as DEFAULT_DELTA  # noqa: F401  (re-exported)
+from ..mechanism import validate_zcdp_delta as validate_delta  # noqa: F401  (re-exported)
 from ..renyi import renyi_bernoulli
 from ..stats import wilson_bounds
 
-
-DEFAULT_DELTA = 1e-6
 # the Rényi orders the certified curve is evaluated at (fixed before any data is seen; the bound
 # holds at all of them jointly, so the grid's size costs nothing)
 ORDERS = np.geomspace(1.01, 256.0, 96)
@@ -25,20 +24,6 @@ def implied_epsilon(rho: float, delta: float) -> float:
     """ε of the (ε, δ)-DP that ρ-zCDP implies: ρ + 2·√(ρ·ln(1/δ)) (Bun & Steinke 2016,
     Prop. 1.3; docs/theory.md §8)."""
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
-def validate_delta(delta) -> float:
-    """The implied claim's δ: a number in (0, 1) (ln(1/δ) must be finite); None → 1e-6."""
-    if delta is None:
-        return DEFAULT_DELTA
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise InvalidClaimError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if not 0.0 < value < 1.0:
-        raise InvalidClaimError(f"a zCDP audit needs the implied claim's delta in (0, 1) "
-                                f"(ρ-zCDP ⇒ (ρ + 2√(ρ ln 1/δ), δ)-DP), got {delta!r}")
-    return value
 
 
 def error_split(confidence: float) -> tuple[float, float]:

@@ -1,15 +1,17 @@
-"""`dpverify.audit`: the claim decides which audit runs — (ε, δ) (`AuditRun`), ρ-zCDP
-(`dpverify.zcdp.audit_zcdp`) or (α, ρ)-RDP (`pipeline.rdp.audit_rdp`)."""
+"""`dpverify.audit`: the claim decides which audit runs — (ε, δ) (`pipeline.AuditRun`), ρ-zCDP
+(`dpverify.zcdp.audit_zcdp`) or (α, ρ)-RDP (`pipeline.rdp.audit_rdp`).
+
+It sits above both the pipeline and `dpverify.zcdp` (which runs the (ε, δ) pipeline for its
+implied claim), so neither imports the other through it."""
 from __future__ import annotations
 
 import time
 
-from ..errors import InvalidClaimError
-from ..mechanism import as_mechanism
-from ..result import AuditResult
-from .request import build_request
-from .run import AuditRun
-from .settings import Settings
+from .errors import InvalidClaimError
+from .mechanism import as_mechanism
+from .pipeline.request import build_request
+from .pipeline.run import AuditRun
+from .result import AuditResult
 
 
 def is_zcdp_claim(mech, epsilon=None, zcdp=None) -> bool:
@@ -37,13 +39,13 @@ def _other_claim(mech, options: dict):
         if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
             raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
                                     f"delta) claims; {mech.name!r} is audited for zCDP")
-        from ..zcdp import audit_zcdp
+        from .zcdp import audit_zcdp
         return audit_zcdp(mech, rho=options["zcdp"], **_shared(options, "delta"))
     if options["epsilon"] is None and mech.epsilon is None and mech.rdp is not None:
         if options["curves"] or not options["stop_early"]:
             raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
                                     f"{mech.name!r} declares an RDP claim")
-        from .rdp import audit_rdp
+        from .pipeline.rdp import audit_rdp
         return audit_rdp(mech, **_shared(options))
     return None
 
@@ -112,10 +114,3 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     if other is not None:
         return other
     return AuditRun(mech, build_request(mech, **options), started=started).run()
-
-
-def audit_with_settings(mechanism, settings: Settings, **options) -> AuditResult:
-    """An (ε, δ) audit as `audit` runs it, with the pipeline's tuning `settings` instead of the
-    defaults (for tests and experiments; `options` as for `audit`)."""
-    mech = as_mechanism(mechanism)
-    return AuditRun(mech, build_request(mech, **options), settings).run()
