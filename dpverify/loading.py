@@ -1,6 +1,7 @@
 """Resolve CLI targets (`file.py`, `file.py:name`, `package.module:name`) to mechanisms."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -72,15 +73,38 @@ def mechanisms_in(module) -> list[Mechanism]:
     return own or found
 
 
+def directory_mechanisms(directory: Path) -> list[Mechanism]:
+    """Every mechanism in the directory's .py files (not recursive; __init__.py skipped)."""
+    found = []
+    for path in sorted(directory.glob("*.py")):
+        if path.name != "__init__.py":
+            found += mechanisms_in(module_from_path(path))
+    if not found:
+        raise TargetError(f"directory {directory} holds no @dpverify.mechanism in its .py files")
+    return found
+
+
+def _no_such_name(module_part: str, module, name: str) -> TargetError:
+    """The error for file.py:name when the file has no `name`: the closest names it has."""
+    names = [m.name for m in mechanisms_in(module)]
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    held = f" (its mechanisms: {', '.join(names)})" if names else " (it holds no mechanism)"
+    return TargetError(f"{module_part} has no {name!r}{hint}{held}")
+
+
 def resolve_target(target: str) -> list[Mechanism]:
-    """Return the mechanisms a CLI target names; raise TargetError if there are none."""
+    """Return the mechanisms a CLI target names: file.py, file.py:name, package.module:name or
+    a directory (its .py files, not recursive); raise TargetError if there are none."""
+    if Path(target).is_dir():
+        return directory_mechanisms(Path(target))
     module_part, _, name = target.rpartition(":") if ":" in target else (target, "", "")
     if len(module_part) == 1 and module_part.isalpha():  # a Windows drive letter, not a name
         module_part, name = target, ""
     module = _module(module_part)
     if name:
         if not hasattr(module, name):
-            raise TargetError(f"{module_part} has no attribute {name!r}")
+            raise _no_such_name(module_part, module, name)
         value = getattr(module, name)
         if isinstance(value, Mechanism):  # even one with a declaration error: audit() names it
             return [value]

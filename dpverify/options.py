@@ -236,13 +236,12 @@ class Option:
 
 _JOBS_HELP = ("parallel workers, as in joblib: N > 0 workers, or -1 all cores (default), -2 all "
               "but one, ...; 0 is an error")
-_TARGETS_HELP = "path/to/file.py, path/to/file.py:name, or package.module:name"
+_TARGETS_HELP = ("path/to/file.py, path/to/file.py:name, package.module:name, or a directory "
+                 "(its .py files, not recursive)")
 
 _AUDIT_OPTIONS = [
     Option("targets", _TARGETS_HELP, keyword="mechanism",
-           cli=Cli("targets", dict(nargs="+", metavar="TARGET"), gate_help=(
-               "path/to/file.py, path/to/file.py:name, package.module:name, or a "
-               "directory (its .py files, not recursive)"))),
+           cli=Cli("targets", dict(nargs="+", metavar="TARGET"))),
     Option("epsilon", "override the claimed ε", keyword="epsilon", check=check_epsilon,
            cli=Cli("--epsilon", dict(type=float))),
     Option("delta", "override the claimed δ (with --zcdp: the δ of the implied (ε, δ) claim, "

@@ -120,7 +120,7 @@ def test_mechanism_that_cannot_run_exits_2_naming_it(mech_file, capsys):
     (["audit", "json:dumps", "--epsilon", "0"], "epsilon must be > 0"),
     (["audit", "json:dumps", "--confidence", "1.5"], "confidence must be in (0, 1)"),
     (["audit", "json"], "holds no @dpverify.mechanism"),
-    (["audit", "json:no_such_name"], "no attribute"),
+    (["audit", "json:no_such_name"], "has no 'no_such_name'"),
 ])
 def test_usage_errors_exit_2(args, message, capsys):
     assert main(args) == 2

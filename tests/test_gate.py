@@ -231,3 +231,36 @@ def test_changed_since_audits_only_changed_files(tmp_path, monkeypatch, capsys):
     assert json.loads(base.read_text())["mechanisms"]["beta"]["source"] == "b.py"
     assert main(args[:-1] + ["no-such-ref"]) == 2
     assert "no-such-ref" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_works_from_outside_the_repository(tmp_path, monkeypatch, capsys):
+    """Each mechanism's file is looked up in the repository that holds it, not in the current
+    directory's (which here is no repository at all)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    alpha = MECHS.split("@dpverify.mechanism(epsilon=0.2")[0]
+    (repo / "a.py").write_text(alpha.replace("def good(", "def alpha("))
+    (repo / "b.py").write_text(alpha.replace("def good(", "def beta("))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "a.py", "b.py")
+    _git(repo, "commit", "-q", "-m", "two mechanisms")
+    (repo / "b.py").write_text((repo / "b.py").read_text() + "\n# touched\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    main(["gate", str(repo), "--baseline", str(tmp_path / "b.json"), "--update-baseline",
+          *FAST, "--changed-since", "HEAD"])
+    out = capsys.readouterr().out
+    assert "beta" in out and "alpha" not in out and "1 unchanged, not audited" in out
+
+
+def test_audit_takes_a_directory_and_a_typo_gets_the_names_that_exist(tmp_path, capsys):
+    folder = tmp_path / "mechs"
+    folder.mkdir()
+    (folder / "one.py").write_text(MECHS.split("@dpverify.mechanism(epsilon=0.2")[0])
+    assert main(["audit", str(folder), *FAST]) == 0
+    assert "1 mechanism(s): 0 violation(s), 1 pass(es)" in capsys.readouterr().out
+    assert main(["audit", f"{folder / 'one.py'}:godo", *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "has no 'godo'; did you mean 'good'?" in err and "its mechanisms: good" in err

@@ -74,8 +74,15 @@ def changed_only(args, mechanisms: list) -> tuple[list, int]:
     many were left out."""
     if not args.changed_since:
         return mechanisms, 0
-    changed = changed_files(args.changed_since)
-    kept = [m for m in mechanisms if source_file(m) is None or source_file(m) in changed]
+    # each mechanism's file is looked up in the repository that holds it, so the gate runs
+    # from any directory; git is asked once per directory
+    changed: dict = {}
+
+    def is_changed(src: Path) -> bool:
+        if src.parent not in changed:
+            changed[src.parent] = changed_files(args.changed_since, src.parent)
+        return src in changed[src.parent]
+    kept = [m for m in mechanisms if source_file(m) is None or is_changed(source_file(m))]
     return kept, len(mechanisms) - len(kept)
 
 

@@ -1,5 +1,5 @@
-"""The targets of `dpverify gate`: audit's forms plus directories, one mechanism per name (the
-baseline is keyed by name), and the files changed since a git ref (--changed-since)."""
+"""The targets of `dpverify gate`: audit's forms (directories included), one mechanism per name
+(the baseline is keyed by name), and the files changed since a git ref (--changed-since)."""
 from __future__ import annotations
 
 import inspect
@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import GateError, TargetError
-from ..loading import mechanisms_in, module_from_path, resolve_target
+from ..loading import resolve_target
 from ..mechanism import Mechanism
 
 
@@ -30,19 +30,8 @@ def display_path(path: Path | None) -> str | None:
         return path.as_posix()
 
 
-def _directory_mechanisms(directory: Path) -> list[Mechanism]:
-    """Every mechanism in the directory's .py files (not recursive; __init__.py skipped)."""
-    found = []
-    for path in sorted(directory.glob("*.py")):
-        if path.name != "__init__.py":
-            found += mechanisms_in(module_from_path(path))
-    if not found:
-        raise TargetError(f"directory {directory} holds no @dpverify.mechanism in its .py files")
-    return found
-
-
 def resolve_targets(targets) -> list[Mechanism]:
-    """Resolve gate targets (audit's forms plus a directory) to distinct mechanisms.
+    """Resolve gate targets (audit's forms) to distinct mechanisms.
 
     The same mechanism reached twice (same name, same source file) is kept once; two different
     mechanisms with one name raise GateError, since the baseline is keyed by name.
@@ -51,9 +40,7 @@ def resolve_targets(targets) -> list[Mechanism]:
     where: dict[str, Path | None] = {}
     seen: set[int] = set()
     for target in targets:
-        found = (_directory_mechanisms(Path(target)) if Path(target).is_dir()
-                 else resolve_target(target))
-        for mech in found:
+        for mech in resolve_target(target):
             if id(mech) in seen:
                 continue
             seen.add(id(mech))
@@ -80,9 +67,10 @@ def _git(args: list[str], cwd) -> str:
     return proc.stdout
 
 
-def changed_files(ref: str, cwd=None) -> set[Path]:
-    """Files changed since `ref` (committed, staged or not) plus untracked ones, resolved."""
+def changed_files(ref: str, cwd=None) -> frozenset:
+    """Files changed since `ref` (committed, staged or not) plus untracked ones, resolved, in
+    the git repository that holds `cwd` (default: the current directory's)."""
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     names = _git(["diff", "--name-only", "-z", ref, "--"], top).split("\0")
     names += _git(["ls-files", "--others", "--exclude-standard", "-z"], top).split("\0")
-    return {(top / name).resolve() for name in names if name}
+    return frozenset((top / name).resolve() for name in names if name)
