@@ -20,10 +20,13 @@ def __getattr__(name):
         from . import auditing, result
         return {"audit": auditing.audit, "AuditResult": result.AuditResult,
                 "Witness": result.Witness}[name]
+    if name == "save_report":  # matplotlib too
+        from .interfaces.report import save_report
+        return save_report
     raise AttributeError(name)
 
 
-__all__ = ["audit", "mechanism", "pairs", "Mechanism", "AuditResult", "Witness", "DpVerifyError",
+__all__ = ["audit", "save_report", "mechanism", "pairs", "Mechanism", "AuditResult", "Witness", "DpVerifyError",
            "InvalidClaimError", "InvalidPairsError", "MechanismError", "MechanismOutputError",
            "RandomnessError", "ContractError", "TargetError", "PrivacyViolation", "AuditTimeoutError",
            "WorkerDiedError", "InconclusiveAuditWarning"]

@@ -220,3 +220,25 @@ def test_only_dpverify_is_installed_and_the_zoo_imports_from_the_checkout():
     assert "." in config["tool"]["pytest"]["ini_options"]["pythonpath"]
     import mechanisms_under_test  # from the checkout, through pytest's pythonpath
     assert Path(mechanisms_under_test.__file__).resolve().parent == ROOT / "mechanisms_under_test"
+
+
+def test_a_result_shows_itself_in_a_notebook_and_python_writes_its_report(tmp_path):
+    """`AuditResult._repr_html_` (what Jupyter displays) holds the verdict, the summary and the
+    witness picture; `dpverify.save_report` writes what `dpverify audit --report` writes."""
+    import json
+
+    @dpverify.mechanism(epsilon=1.0, pairs=[(1, 0)])
+    def loud(data, rng, size):
+        return data + rng.laplace(0.0, 0.25, size)
+
+    result = dpverify.audit(loud, samples=4096, n_jobs=1, curves=True, stop_early=False)
+    html = result._repr_html_()
+    assert ">violation</span>" in html and "VIOLATION  loud" in html
+    assert html.count("data:image/png;base64,") == 1
+    index = dpverify.save_report(result, tmp_path / "report")
+    assert index == tmp_path / "report" / "index.html" and index.exists()
+    saved = json.loads((tmp_path / "report" / "result.json").read_text())
+    assert saved["results"][0]["verdict"] == "violation"
+    assert (tmp_path / "report" / "tradeoff.png").exists()   # the curves' pictures too
+    with pytest.raises(dpverify.DpVerifyError, match="parent directory does not exist"):
+        dpverify.save_report(result, tmp_path / "missing" / "report")

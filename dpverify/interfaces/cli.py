@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
-import time
 import traceback
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from .. import __version__
 from ..errors import DpVerifyError, TargetError
@@ -163,13 +160,13 @@ def audit_each(args, mechanisms) -> AuditedTargets:
     return done
 
 
-def results_document(args, entries: list) -> dict:
-    """The --json document: the entries and how they were made."""
-    return {"results": entries, "meta": {
-        "dpverify": __version__, "python": platform.python_version(), "numpy": np.__version__,
-        "command": ["dpverify"] + sys.argv[1:], "seed": args.seed,
-        "confidence": args.confidence,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+def results_document(args, done: "AuditedTargets") -> dict:
+    """The --json document: the entries (errors included) and how they were made."""
+    from .report import results_document as document_of
+    document = document_of([], command=["dpverify"] + sys.argv[1:], seed=args.seed,
+                           confidence=args.confidence)
+    document["results"] = done.entries
+    return document
 
 
 def write_files(json_path, report_dir, document: dict, done: AuditedTargets) -> None:
@@ -199,7 +196,7 @@ def run_audit(args) -> int:
             print(f"dpverify: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
     done = audit_each(args, mechanisms)
-    write_files(json_path, report_dir, results_document(args, done.entries), done)
+    write_files(json_path, report_dir, results_document(args, done), done)
     outcomes = [r.outcome for r in done.results]
     say(f"\n{len(mechanisms)} mechanism(s): {outcomes.count('violation')} violation(s), "
         f"{outcomes.count('pass')} pass(es), {outcomes.count('inconclusive')} inconclusive, "

@@ -15,7 +15,7 @@ from matplotlib.ticker import (FormatStrFormatter, LogLocator, MaxNLocator,  # n
                                NullFormatter, NullLocator)
 
 from ..evidence import floor_to, lower_bound_text  # noqa: E402
-from ..result import gross_violation  # noqa: E402
+from ..stats import gross_violation  # noqa: E402
 from .figures import allowed_p, figure_data, zoom_window  # noqa: E402
 from ..region import boundary  # noqa: E402
 

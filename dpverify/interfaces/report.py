@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..errors import DpVerifyError
 from ..evidence import (examples_html, lower_bound_text, short_number, witness_markdown,
                         witness_table)
 from ..result import (INCONCLUSIVE_ADVICE, confirmation_text, jsonable, leak_reach_text,
@@ -86,6 +87,35 @@ def markdown(document: dict) -> str:
                          "seed need not reproduce this bound; the confidence still holds "
                          "(docs/method.md)")
     return "\n".join(lines) + "\n"
+
+
+def results_document(results, **meta) -> dict:
+    """The JSON document of `dpverify audit --json` for `results`: their entries and how they
+    were made (`meta` adds to the versions and the time)."""
+    import platform
+    import time
+
+    import numpy as np
+
+    from .. import __version__
+    return {"results": [r.as_dict() for r in results], "meta": {
+        "dpverify": __version__, "python": platform.python_version(), "numpy": np.__version__,
+        **meta, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+
+
+def save_report(results, directory, mechanisms=None) -> Path:
+    """Write the report of `dpverify audit --report DIR` for one or more results (an
+    `AuditResult` or a list) into `directory` (created if absent; its parent must exist), and
+    return the path of its index.html. The trade-off, δ(ε) and p-value pictures need the
+    counts `audit(..., curves=True)` keeps; without them the report has the witness picture.
+    `mechanisms` (same order as results) supplies known exact trade-off curves."""
+    results = list(results) if isinstance(results, (list, tuple)) else [results]
+    directory = Path(directory)
+    if not directory.parent.is_dir():
+        raise DpVerifyError(f"cannot write the report to {directory}: its parent directory "
+                            "does not exist")
+    write_report(directory, results_document(results), results, mechanisms)
+    return directory / "index.html"
 
 
 def _plot_dir(directory: Path, result, single: bool) -> Path:
