@@ -206,15 +206,26 @@ class HasOutcome:
         return result_html(self)
 
 
+STOPPED_ADVICE = ("it was stopped before its budget was spent (Ctrl-C or a time budget): run "
+                  "it to the end")
+
+
+def inconclusive_advice(stopped: bool) -> str:
+    """What to do about an inconclusive audit: run a stopped one to the end, else raise the
+    samples or check the batches."""
+    return STOPPED_ADVICE if stopped else INCONCLUSIVE_ADVICE
+
+
 def inconclusive_line(mechanism: str, claim: str, claimed_epsilon: float, resolution: float,
-                      best: str) -> str:
-    """The headline of an inconclusive audit, and what to do about it."""
+                      best: str, stopped: bool = False) -> str:
+    """The headline of an inconclusive audit, and what to do about it (`stopped`: Ctrl-C or a
+    time budget ended it early)."""
     catches = ("no violation at all" if math.isinf(resolution)
                else f"only ε ≥ {resolution:.4g}")
     return (f"INCONCLUSIVE {mechanism}: no violation of {claim} found, but this budget could not "
             f"have caught a gross one (ε ≥ {gross_violation(claimed_epsilon):.4g}): on an event "
             f"as likely as the best found it catches {catches} (best certified ε ≥ {best})\n"
-            f"           {INCONCLUSIVE_ADVICE}")
+            f"           {inconclusive_advice(stopped)}")
 
 
 def leak_reach_text(reach: float, confidence: float) -> str:
@@ -371,7 +382,8 @@ class AuditResult(HasOutcome):
         else:
             lines.append(inconclusive_line(self.mechanism, claim, self.claimed_epsilon,
                                            self.resolution,
-                                           lower_bound_text(lb, self.claimed_epsilon)))
+                                           lower_bound_text(lb, self.claimed_epsilon),
+                                           stopped=self.interrupted or self.budget_spent))
         if self.confirmation is not None:
             lines.append("           " + confirmation_text(self.confirmation.as_dict(),
                                                            self.claimed_epsilon))

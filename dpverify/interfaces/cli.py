@@ -116,17 +116,22 @@ def audit_options(args, mech) -> dict:
 
 @dataclass
 class AuditedTargets:
-    """What `dpverify audit` found, in order: JSON entries (errors included), the results and
-    their mechanisms (for the report), and the exit code so far."""
+    """What `dpverify audit` found, in order: JSON entries (errors and mechanisms not run
+    included), the results and their mechanisms (for the report), the exit code so far, and
+    whether Ctrl-C stopped the run."""
 
     entries: list = field(default_factory=list)
     results: list = field(default_factory=list)
     mechanisms: list = field(default_factory=list)
     code: int = EXIT_PASS
+    errors: int = 0
+    not_run: int = 0
+    interrupted: bool = False
 
     def add_error(self, mech, exc: DpVerifyError) -> None:
         print(f"ERROR      {mech.name}: {exc}", file=sys.stderr)
         self.entries.append(_error_entry(mech.name, str(exc)))
+        self.errors += 1
         self.code = worse_exit(self.code, EXIT_ERROR)
 
     def add_result(self, mech, result) -> None:
@@ -136,27 +141,51 @@ class AuditedTargets:
         self.entries.append(result.as_dict())
         self.code = worse_exit(self.code, exit_code_of(result))
 
+    def stop(self, remaining: list, stopped=None) -> None:
+        """Ctrl-C: `stopped` (a mechanism interrupted before it had a result) and the
+        `remaining` ones are not run; the exit code is 130."""
+        self.interrupted = True
+        self.code = EXIT_INTERRUPTED
+        for mech in ([stopped] if stopped is not None else []) + remaining:
+            self.entries.append({"mechanism": mech.name, "verdict": "not run",
+                                 "reason": "interrupted (Ctrl-C)"})
+            self.not_run += 1
+        if self.not_run:
+            print(f"interrupted: {self.not_run} mechanism(s) not audited", file=sys.stderr)
+
+    def count_line(self) -> str:
+        outcomes = [r.outcome for r in self.results]
+        return (f"{len(self.entries)} mechanism(s): {outcomes.count('violation')} violation(s), "
+                f"{outcomes.count('pass')} pass(es), {outcomes.count('inconclusive')} "
+                f"inconclusive, {self.errors} error(s)"
+                + (f", {self.not_run} not run" if self.not_run else "")
+                + ("  [INTERRUPTED]" if self.interrupted else ""))
+
 
 def audit_each(args, mechanisms) -> AuditedTargets:
-    """Audit the mechanisms one by one, printing each summary (or error) as it comes; stop at
-    Ctrl-C with what was certified until then."""
+    """Audit the mechanisms one by one, printing each summary (or error) as it comes; at
+    Ctrl-C keep what was certified until then, and mark the rest as not run."""
     import dpverify
 
     done = AuditedTargets()
     client = _dask_client(args.scheduler) if args.scheduler else None
-    for mech in mechanisms:
-        try:
-            result = dpverify.audit(mech, **audit_options(args, mech))
-        except DpVerifyError as exc:
-            done.add_error(mech, exc)
-            continue
-        done.add_result(mech, result)
-        if result.interrupted:
-            print("interrupted: the remaining mechanisms were not audited", file=sys.stderr)
-            done.code = EXIT_INTERRUPTED
-            break
-    if client is not None:
-        client.close()
+    try:
+        for i, mech in enumerate(mechanisms):
+            try:
+                result = dpverify.audit(mech, **audit_options(args, mech))
+            except DpVerifyError as exc:
+                done.add_error(mech, exc)
+                continue
+            except KeyboardInterrupt:  # before the audit had anything to keep
+                done.stop(mechanisms[i + 1:], stopped=mech)
+                break
+            done.add_result(mech, result)
+            if result.interrupted:
+                done.stop(mechanisms[i + 1:])
+                break
+    finally:
+        if client is not None:
+            client.close()
     return done
 
 
@@ -164,7 +193,7 @@ def results_document(args, done: "AuditedTargets") -> dict:
     """The --json document: the entries (errors included) and how they were made."""
     from .report import results_document as document_of
     document = document_of([], command=["dpverify"] + sys.argv[1:], seed=args.seed,
-                           confidence=args.confidence)
+                           confidence=args.confidence, interrupted=done.interrupted)
     document["results"] = done.entries
     return document
 
@@ -197,10 +226,7 @@ def run_audit(args) -> int:
             return EXIT_ERROR
     done = audit_each(args, mechanisms)
     write_files(json_path, report_dir, results_document(args, done), done)
-    outcomes = [r.outcome for r in done.results]
-    say(f"\n{len(mechanisms)} mechanism(s): {outcomes.count('violation')} violation(s), "
-        f"{outcomes.count('pass')} pass(es), {outcomes.count('inconclusive')} inconclusive, "
-        f"{len(mechanisms) - len(done.results)} error(s)")
+    say("\n" + done.count_line())
     return done.code
 
 

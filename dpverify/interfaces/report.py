@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import DpVerifyError
 from ..evidence import (examples_html, lower_bound_text, short_number, witness_markdown,
                         witness_table)
-from ..result import (INCONCLUSIVE_ADVICE, confirmation_text, jsonable, leak_reach_text,
+from ..result import (confirmation_text, inconclusive_advice, jsonable, leak_reach_text,
                       marginal_text)
 from .zcdp_report import is_zcdp_entry, markdown_lines as zcdp_markdown_lines, table_cells as zcdp_cells
 
@@ -22,8 +22,15 @@ def _outcome(r: dict) -> str:
     return r.get("outcome", r["verdict"])
 
 
+INTERRUPTED_NOTE = ("This run was interrupted (Ctrl-C): the mechanisms marked interrupted count "
+                    "only what was certified before it, and those marked not run were not "
+                    "audited.")
+
+
 def _qualifier(r: dict) -> str:
-    """Verdict-cell suffix: a marginal violation, or the outcome of a confirmation."""
+    """Verdict-cell suffix: interrupted, a marginal violation, or a confirmation's outcome."""
+    if r.get("interrupted"):
+        return " (interrupted)"
     if r.get("marginal"):
         return " (marginal)"
     if r.get("confirmation"):
@@ -46,9 +53,11 @@ def markdown(document: dict) -> str:
              "best it tested (docs/method.md).", "",
              "| mechanism | verdict | claimed (ε, δ) | certified ε ≥ | confidence | runs | seconds |",
              "|---|---|---|---|---|---|---|"]
+    if document.get("meta", {}).get("interrupted"):
+        lines[2:2] = [f"**{INTERRUPTED_NOTE}**", ""]
     for r in document["results"]:
-        if r["verdict"] == "error":
-            lines.append(f"| {r['mechanism']} | error | | | | | |")
+        if r["verdict"] in ("error", "not run"):
+            lines.append(f"| {r['mechanism']} | {r['verdict']} | | | | | |")
             continue
         if is_zcdp_entry(r):  # a ρ-zCDP claim (dpverify.zcdp): ρ and the implied (ε, δ)
             claim, certified = zcdp_cells(r)
@@ -65,6 +74,11 @@ def markdown(document: dict) -> str:
         if r["verdict"] == "error":
             lines.append(f"Could not be audited: {r['error']}")
             continue
+        if r["verdict"] == "not run":
+            lines.append("Not audited: the run was interrupted (Ctrl-C) before its turn.")
+            continue
+        if r.get("interrupted"):
+            lines += ["- **interrupted (Ctrl-C)**: only what was certified before it counts", ""]
         if is_zcdp_entry(r):
             lines += zcdp_markdown_lines(r)
         if r.get("confirmation"):
@@ -76,7 +90,7 @@ def markdown(document: dict) -> str:
         if _outcome(r) == "inconclusive":
             lines.append("- **INCONCLUSIVE: this budget could not have caught a gross "
                          "violation** (docs/theory.md §2.11); "
-                         f"{INCONCLUSIVE_ADVICE}")
+                         f"{inconclusive_advice(r.get('interrupted') or r.get('budget_spent'))}")
         if r["verdict"] == "pass" and "resolution" in r:
             lines.append(f"- resolution: a true ε of about {short_number(r['resolution'])} on "
                          "an event as likely as this one would have been caught half the time")
@@ -183,6 +197,10 @@ def html(document: dict, results, images: dict) -> str:
             rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class=violation>error</td>"
                         f"<td colspan=4>{_esc(r['error'])}</td></tr>")
             continue
+        if r["verdict"] == "not run":
+            rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class=inconclusive>not run"
+                        f"</td><td colspan=4>{_esc(r['reason'])}</td></tr>")
+            continue
         if is_zcdp_entry(r):
             claim, certified = zcdp_cells(r)
             rows.append(f"<tr><td>{_esc(r['mechanism'])}</td><td class={_outcome(r)}>"
@@ -203,6 +221,8 @@ def html(document: dict, results, images: dict) -> str:
              "says what it covers (its resolution and leak reach). <b>Inconclusive</b>: no "
              "violation was found, but this budget could not have caught a gross one even on "
              "an event as likely as the best it tested; raise the samples.</p>",
+             *([f"<p class=note><b>{_esc(INTERRUPTED_NOTE)}</b></p>"]
+               if document.get("meta", {}).get("interrupted") else []),
              "<table><tr><th>mechanism</th><th>verdict</th><th>claimed (ε, δ)</th>"
              "<th>certified ε ≥</th><th>confidence</th><th>mechanism runs</th></tr>",
              *rows, "</table>"]

@@ -7,8 +7,11 @@ dpverify errors that name the mechanism and the chunk.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import pickle
+import signal
+import threading
 import time
 from typing import Callable, NamedTuple
 
@@ -245,7 +248,8 @@ class Sampler:
         parallel = self._parallel or self._make_parallel(self._remaining(tasks[0]))
         done = 0
         dispatched = time.monotonic()
-        stream = parallel(self._job(t, evaluators) for t in tasks)
+        with _workers_ignore_ctrl_c(self.backend):
+            stream = parallel(self._job(t, evaluators) for t in tasks)
         watch.begin(self._label(tasks[0]), tasks[0].size, dispatched, exact=False)
         try:
             for result in stream:
@@ -312,6 +316,23 @@ class Sampler:
             f"{describe_task(task)} (or a chunk running beside it): {type(exc).__name__}. "
             "Nothing was certified from it; retry the audit — the same seed gives the same "
             "result. If it dies again, the mechanism crashes the interpreter on that input")
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c(backend: str | None):
+    """While a loky pool dispatches (and so starts its worker processes), SIGINT is ignored:
+    the workers inherit that, so Ctrl-C reaches only this process, which stops the audit and the
+    pool, instead of every worker printing a KeyboardInterrupt traceback (a worker importing
+    numpy when Ctrl-C arrives would). Dispatching returns at once, so a Ctrl-C is ignored for
+    at most a few milliseconds; only the main thread may change a signal's handler."""
+    if backend != "loky" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _evaluator(evaluators: dict | None, task: ChunkTask):
