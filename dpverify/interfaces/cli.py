@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import traceback
 from dataclasses import dataclass, field
 
@@ -212,6 +214,28 @@ def write_files(json_path, report_dir, document: dict, done: AuditedTargets) -> 
         write_output("--report", report_dir, report)
 
 
+def _preload(report: bool) -> None:
+    """Import what the audits and the files will need before any audit starts, with Ctrl-C
+    held back meanwhile: one that lands while a module is being imported leaves it half
+    imported, and the files written after it would then fail (a run interrupted during
+    scipy.stats's first import ended in a NameError from scipy.ndimage). A Ctrl-C that
+    arrived meanwhile is raised when this returns."""
+    pressed = []
+    main_thread = threading.current_thread() is threading.main_thread()
+    held = signal.signal(signal.SIGINT, lambda *_: pressed.append(True)) if main_thread else None
+    try:
+        import scipy.stats  # noqa: F401  (the audits import it lazily)
+
+        from .. import auditing  # noqa: F401
+        if report:
+            from . import plots, report as report_module  # noqa: F401
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, held)
+    if pressed:
+        raise KeyboardInterrupt
+
+
 def run_audit(args) -> int:
     """Run `dpverify audit` on parsed arguments; return the exit code."""
     check_usage(args, "audit")  # usage errors before any work: option values, output paths
@@ -224,7 +248,12 @@ def run_audit(args) -> int:
         except TargetError as exc:
             print(f"dpverify: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
-    done = audit_each(args, mechanisms)
+    try:
+        _preload(report=report_dir is not None)
+        done = audit_each(args, mechanisms)
+    except KeyboardInterrupt:  # Ctrl-C before the first audit began
+        done = AuditedTargets()
+        done.stop(mechanisms)
     write_files(json_path, report_dir, results_document(args, done), done)
     say("\n" + done.count_line())
     return done.code

@@ -248,7 +248,7 @@ class Sampler:
         parallel = self._parallel or self._make_parallel(self._remaining(tasks[0]))
         done = 0
         dispatched = time.monotonic()
-        with _workers_ignore_ctrl_c(self.backend):
+        with _workers_ignore_ctrl_c(self.backend, self.workers):
             stream = parallel(self._job(t, evaluators) for t in tasks)
         watch.begin(self._label(tasks[0]), tasks[0].size, dispatched, exact=False)
         try:
@@ -318,19 +318,26 @@ class Sampler:
             "result. If it dies again, the mechanism crashes the interpreter on that input")
 
 
+_POOLS_STARTED: set = set()  # the worker counts whose loky pool this process has started
+
+
 @contextlib.contextmanager
-def _workers_ignore_ctrl_c(backend: str | None):
-    """While a loky pool dispatches (and so starts its worker processes), SIGINT is ignored:
-    the workers inherit that, so Ctrl-C reaches only this process, which stops the audit and the
-    pool, instead of every worker printing a KeyboardInterrupt traceback (a worker importing
-    numpy when Ctrl-C arrives would). Dispatching returns at once, so a Ctrl-C is ignored for
-    at most a few milliseconds; only the main thread may change a signal's handler."""
-    if backend != "loky" or threading.current_thread() is not threading.main_thread():
+def _workers_ignore_ctrl_c(backend: str | None, workers: int):
+    """While a loky pool first dispatches (and so starts its worker processes), SIGINT is
+    ignored: the workers inherit that (an ignored signal stays ignored across exec), so Ctrl-C
+    reaches only this process, which stops the audit and the pool, instead of every worker
+    printing a KeyboardInterrupt traceback (a worker importing numpy when Ctrl-C arrives
+    would). Dispatching returns at once, so a Ctrl-C is lost only if it lands in those few
+    milliseconds, once per pool; later dispatches reuse the pool and change nothing. Only the
+    main thread may change a signal's handler."""
+    if (backend != "loky" or workers in _POOLS_STARTED
+            or threading.current_thread() is not threading.main_thread()):
         yield
         return
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
+        _POOLS_STARTED.add(workers)
     finally:
         signal.signal(signal.SIGINT, previous)
 
