@@ -176,3 +176,17 @@ def test_report_shows_how_a_ratio_test_bound_follows_from_the_counts(mech_file, 
     assert hits == w["count_D"] + w["count_D_prime"]
     assert 0.5 < share < w["count_D"] / hits            # a lower bound below the observed share
     assert math.log(share / (1 - share)) == pytest.approx(w["epsilon_lower_bound"], rel=1e-5)
+
+
+def test_on_a_terminal_it_says_which_mechanism_runs_and_when_it_writes(mech_file, tmp_path,
+                                                                         capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    main(["audit", f"{mech_file}:good_laplace", f"{mech_file}:bad_laplace", "--samples",
+          "4096", "--jobs", "1", "--report", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert "[1/2] good_laplace" in err and "[2/2] bad_laplace" in err
+    assert f"writing the report to {tmp_path / 'r'}" in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)  # a CI log: not these lines
+    main(["audit", f"{mech_file}:good_laplace", f"{mech_file}:bad_laplace", "--samples",
+          "4096", "--jobs", "1"])
+    assert "[1/2]" not in capsys.readouterr().err

@@ -19,7 +19,7 @@ from ..options import (AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_par
                        confirm_requested)
 from .exit_codes import (EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASS,  # noqa: F401
                          EXIT_INCONCLUSIVE, EXIT_VIOLATION, exit_code_of, worse_exit)
-from .outputs import check_output_dir, check_output_file, say, write_output
+from .outputs import check_output_dir, check_output_file, on_terminal, say, write_output
 
 # Each subcommand: its one-line summary, its description and its options (dpverify.options).
 COMMANDS = {
@@ -173,6 +173,8 @@ def audit_each(args, mechanisms) -> AuditedTargets:
     client = _dask_client(args.scheduler) if args.scheduler else None
     try:
         for i, mech in enumerate(mechanisms):
+            if len(mechanisms) > 1:
+                on_terminal(f"[{i + 1}/{len(mechanisms)}] {mech.name}")
             try:
                 result = dpverify.audit(mech, **audit_options(args, mech))
             except DpVerifyError as exc:
@@ -209,6 +211,7 @@ def write_files(json_path, report_dir, document: dict, done: AuditedTargets) -> 
         write_output("--json", json_path, lambda: json_path.write_text(text, encoding="utf-8"))
     if report_dir is not None:
         def report():
+            on_terminal(f"writing the report to {report_dir} …")
             report_dir.mkdir(exist_ok=True)  # its parent was checked to exist
             write_report(report_dir, document, done.results, done.mechanisms)
         write_output("--report", report_dir, report)

@@ -27,6 +27,14 @@ def say(text: str) -> None:
         sys.stdout = open(os.devnull, "w")
 
 
+def on_terminal(text: str) -> None:
+    """A line for a person watching: on stderr when it is a terminal (where it says which
+    mechanism of several is running, or that files are being written), nowhere otherwise (CI
+    logs get the progress lines of `dpverify.progress`)."""
+    if sys.stderr.isatty():
+        print(text, file=sys.stderr, flush=True)
+
+
 def _shown(path: Path) -> str:
     return str(path) if str(path) else "."
 
