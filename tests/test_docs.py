@@ -18,7 +18,7 @@ DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 THEORY = DOCS / "theory.md"
 
-README_MAX_LINES = 250
+README_MAX_LINES = 150
 INSTALL_AND_AUDIT = ("python -m pip install -e . && dpverify audit "
                      "mechanisms_under_test/noisy_max.py mechanisms_under_test/histogram.py")
 INSTALL_AND_TEST = "python -m pip install -e '.[test]' && python -m pytest"
