@@ -137,11 +137,13 @@ class AuditedTargets:
         self.code = worse_exit(self.code, EXIT_ERROR)
 
     def add_result(self, mech, result) -> None:
-        say(result.summary())
+        """Keep the result, then print it (a Ctrl-C while printing loses nothing)."""
+        entry = result.as_dict()
         self.results.append(result)
         self.mechanisms.append(mech)
-        self.entries.append(result.as_dict())
+        self.entries.append(entry)
         self.code = worse_exit(self.code, exit_code_of(result))
+        say(result.summary())
 
     def stop(self, remaining: list, stopped=None) -> None:
         """Ctrl-C: `stopped` (a mechanism interrupted before it had a result) and the
@@ -173,9 +175,9 @@ def audit_each(args, mechanisms) -> AuditedTargets:
     client = _dask_client(args.scheduler) if args.scheduler else None
     try:
         for i, mech in enumerate(mechanisms):
-            if len(mechanisms) > 1:
-                on_terminal(f"[{i + 1}/{len(mechanisms)}] {mech.name}")
             try:
+                if len(mechanisms) > 1:
+                    on_terminal(f"[{i + 1}/{len(mechanisms)}] {mech.name}")
                 result = dpverify.audit(mech, **audit_options(args, mech))
             except DpVerifyError as exc:
                 done.add_error(mech, exc)
@@ -183,7 +185,11 @@ def audit_each(args, mechanisms) -> AuditedTargets:
             except KeyboardInterrupt:  # before the audit had anything to keep
                 done.stop(mechanisms[i + 1:], stopped=mech)
                 break
-            done.add_result(mech, result)
+            try:
+                done.add_result(mech, result)
+            except KeyboardInterrupt:  # while printing it: the result is kept
+                done.stop(mechanisms[i + 1:])
+                break
             if result.interrupted:
                 done.stop(mechanisms[i + 1:])
                 break
@@ -253,10 +259,11 @@ def run_audit(args) -> int:
             return EXIT_ERROR
     try:
         _preload(report=report_dir is not None)
-        done = audit_each(args, mechanisms)
     except KeyboardInterrupt:  # Ctrl-C before the first audit began
         done = AuditedTargets()
         done.stop(mechanisms)
+    else:
+        done = audit_each(args, mechanisms)
     write_files(json_path, report_dir, results_document(args, done), done)
     say("\n" + done.count_line())
     return done.code
