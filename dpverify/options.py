@@ -11,6 +11,7 @@ message wherever it is given; only the option's name is spelled the way the user
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -34,7 +35,6 @@ CONFIRM_ENV = "DPVERIFY_CONFIRM"
 def confirm_requested(flag) -> bool:
     """Whether an interface confirms violations: its own flag, or CONFIRM_ENV set to a true
     value (1, true, yes, on)."""
-    import os
     setting = os.environ.get(CONFIRM_ENV, "").strip().lower()
     return bool(flag) or setting in ("1", "true", "yes", "on")
 
