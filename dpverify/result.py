@@ -13,7 +13,6 @@ import numpy as np
 
 # Witness.certificate is one of TWO_BOUNDS, RATIO_TEST, COUPLED: their names and plain words are
 # written with the rest of a witness's text in evidence.py
-from .stats import GROSS_FACTOR, GROSS_MARGIN, gross_violation  # noqa: F401  (re-exported)
 from .evidence import (BETTING, BETTING_KINDS, CERTIFICATE_DOCS,  # noqa: F401
                        CERTIFICATE_WORDS, CONFIRMING, COUPLED, RATIO_TEST, TWO_BOUNDS,
                        lower_bound_text, witness_lines)
@@ -153,10 +152,16 @@ class StageSummary:
 # The inconclusive rule (docs/method.md#what-an-audit-promises, docs/theory.md §2.11): an audit
 # that found no violation is INCONCLUSIVE when its resolution is above a gross violation of the
 # claim, max(GROSS_FACTOR·ε, ε + GROSS_MARGIN): this budget could not have caught, even half the
-# time, a mechanism whose true ε is twice the claim on an event as likely as the best it found
-# (`stats.gross_violation`).
+# time, a mechanism whose true ε is twice the claim on an event as likely as the best it found.
+GROSS_FACTOR = 2.0
+GROSS_MARGIN = 0.1
 INCONCLUSIVE_ADVICE = ("raise the samples (--samples), or check that each batch's outputs are "
                        "independent draws")
+
+
+def gross_violation(claimed_epsilon: float) -> float:
+    """The smallest true ε an audit of this claim must be able to catch to be conclusive."""
+    return max(GROSS_FACTOR * claimed_epsilon, claimed_epsilon + GROSS_MARGIN)
 
 
 def is_conclusive(verdict: str, claimed_epsilon: float, resolution: float) -> bool:
@@ -346,6 +351,12 @@ class AuditResult(HasOutcome):
     # audit(confirm=True) on a violation: the witness's event counted again on fresh runs; the
     # verdict is "violation" only if they confirm it, and the bound is the smaller of the two
     confirmation: Confirmation | None = None
+
+    @property
+    def gross_epsilon(self) -> float:
+        """The smallest true ε this audit had to be able to catch to be conclusive
+        (`gross_violation` of the claim)."""
+        return gross_violation(self.claimed_epsilon)
 
     @property
     def conclusive(self) -> bool:

@@ -356,16 +356,6 @@ def plug_in_epsilon(k_p, n_p, k_q, n_q, delta=0.0) -> float:
 DETECTABLE_EPSILON_SPAN = 60.0
 
 
-GROSS_FACTOR = 2.0   # a gross violation: twice the claimed ε ...
-GROSS_MARGIN = 0.1   # ... or a tenth above it, whichever is larger (docs/theory.md §2.11)
-
-
-def gross_violation(claimed_epsilon: float) -> float:
-    """The smallest true ε an audit of this claim must be able to catch to be conclusive
-    (docs/theory.md §2.11)."""
-    return max(GROSS_FACTOR * claimed_epsilon, claimed_epsilon + GROSS_MARGIN)
-
-
 def detectable_epsilon(mass, n_p, n_q, claim, delta, level) -> float:
     """The smallest true ε that an event of probability `mass` under D (and (mass − δ)·e^{−ε}
     under D') would certify above `claim` with two Clopper–Pearson bounds at `level`, counted

@@ -134,3 +134,15 @@ def test_every_module_imports_alone():
                          cwd=PACKAGE.parent, timeout=240)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "", run.stdout
+
+
+def test_the_plugin_and_the_results_load_without_scipy_stats():
+    """pytest loads the plugin in every project that installs dpverify, and loky workers load
+    the results' module: neither may pull in scipy.stats (about a second), which the audits
+    import when they need it."""
+    script = ("import sys, dpverify.interfaces.pytest_plugin, dpverify.result\n"
+              "print('scipy.stats' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=PACKAGE.parent, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"

@@ -15,7 +15,6 @@ from matplotlib.ticker import (FormatStrFormatter, LogLocator, MaxNLocator,  # n
                                NullFormatter, NullLocator)
 
 from ..evidence import floor_to, lower_bound_text  # noqa: E402
-from ..stats import gross_violation  # noqa: E402
 from .figures import allowed_p, figure_data, zoom_window  # noqa: E402
 from ..region import boundary  # noqa: E402
 
@@ -29,7 +28,7 @@ def _verdict_text(result) -> str:
                 + (" (marginal: confirm it)" if getattr(result, "marginal", False) else ""))
     if not result.conclusive:
         return (f"INCONCLUSIVE: no violation of {claim} found, but this budget could not have "
-                f"caught a gross one (ε ≥ {gross_violation(result.claimed_epsilon):.3g})")
+                f"caught a gross one (ε ≥ {result.gross_epsilon:.3g})")
     return f"pass: no violation of {claim} found at this budget (not a proof)"
 
 
