@@ -99,19 +99,6 @@ def test_ctrl_c_stops_promptly_and_keeps_what_was_certified(tmp_path):
     assert "INTERRUPTED" in stdout and "0 error(s), 1 not run  [INTERRUPTED]" in stdout
 
 
-SCALAR_PAIR = textwrap.dedent('''
-    import dpverify
-
-    @dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
-    def scalar_laplace(data, rng):      # scalar form: run in loky worker processes
-        return data + rng.laplace(0, 1.0)
-
-    @dpverify.mechanism(epsilon=1.0, pairs=[(0.0, 1.0)])
-    def second(data, rng):
-        return data + rng.laplace(0, 1.0)
-''')
-
-
 def _loky_workers(pid: int) -> int:
     """How many loky worker processes `pid` has started (Linux /proc)."""
     count = 0
@@ -132,9 +119,10 @@ def test_ctrl_c_to_the_whole_process_group_leaves_no_worker_traceback(tmp_path):
     interrupted in the summary, the JSON and the report. Sent just after the workers were
     started, while they are still importing numpy (where an unprotected worker prints a
     traceback)."""
-    (tmp_path / "marked.py").write_text(SCALAR_PAIR)
+    (tmp_path / "slow.py").write_text(SLOW)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dpverify", "audit", "marked.py", "--jobs", "2", "--json",
+        [sys.executable, "-m", "dpverify", "audit", "slow.py", "--epsilon", "1.0", "--jobs",
+         "2", "--json",
          "out.json", "--report", "report", "--samples", str(1 << 21)],  # long: never done
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,

@@ -206,8 +206,8 @@ def _git(repo, *args):
                    cwd=repo, check=True, capture_output=True)
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_changed_since_audits_only_changed_files(tmp_path, monkeypatch, capsys):
+def _two_mechanism_repo(tmp_path):
+    """A git repository with a.py (mechanism alpha) and b.py (beta), both committed."""
     repo = tmp_path / "repo"
     repo.mkdir()
     alpha = MECHS.split("@dpverify.mechanism(epsilon=0.2")[0]
@@ -216,6 +216,12 @@ def test_changed_since_audits_only_changed_files(tmp_path, monkeypatch, capsys):
     _git(repo, "init", "-q")
     _git(repo, "add", "a.py", "b.py")
     _git(repo, "commit", "-q", "-m", "two mechanisms")
+    return repo
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_audits_only_changed_files(tmp_path, monkeypatch, capsys):
+    repo = _two_mechanism_repo(tmp_path)
     monkeypatch.chdir(repo)
     base = tmp_path / "b.json"
     args = ["gate", "a.py", "b.py", "--baseline", str(base), "--update-baseline", *FAST,
@@ -237,14 +243,7 @@ def test_changed_since_audits_only_changed_files(tmp_path, monkeypatch, capsys):
 def test_changed_since_works_from_outside_the_repository(tmp_path, monkeypatch, capsys):
     """Each mechanism's file is looked up in the repository that holds it, not in the current
     directory's (which here is no repository at all)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    alpha = MECHS.split("@dpverify.mechanism(epsilon=0.2")[0]
-    (repo / "a.py").write_text(alpha.replace("def good(", "def alpha("))
-    (repo / "b.py").write_text(alpha.replace("def good(", "def beta("))
-    _git(repo, "init", "-q")
-    _git(repo, "add", "a.py", "b.py")
-    _git(repo, "commit", "-q", "-m", "two mechanisms")
+    repo = _two_mechanism_repo(tmp_path)
     (repo / "b.py").write_text((repo / "b.py").read_text() + "\n# touched\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

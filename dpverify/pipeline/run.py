@@ -544,13 +544,7 @@ class AuditRun:
         lower = best.epsilon_lower_bound if best is not None else -math.inf
         confirmation = self.confirming.result if self.confirming is not None else None
         if confirmation is not None:
-            # a violation stands only if both tests show it; the reported bound (and the
-            # witness shown with it) is the smaller of the two, each valid on its own
-            lower = min(lower, confirmation.bound)
-            if confirmation.witness is None:
-                best = None  # stopped before a fresh round: nothing stands as evidence
-            elif confirmation.bound < best.epsilon_lower_bound:
-                best = confirmation.witness
+            lower, best = self._with_confirmation(confirmation, lower, best)
         if best is not None and not (self.interrupted or self.budget_spent):
             try:
                 best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
@@ -578,6 +572,17 @@ class AuditRun:
                       and is_marginal(best, r.epsilon, r.delta, 1.0 - r.confidence)),
             evidence_level=self._evidence_level(),
             confirmation=confirmation)
+
+    @staticmethod
+    def _with_confirmation(confirmation, lower: float, best: Witness):
+        """(bound, witness) once a confirmation ran: a violation stands only if both tests show
+        it, so the bound (and the witness shown with it) is the smaller of the two, each valid
+        on its own; stopped before a fresh round, nothing stands as evidence."""
+        if confirmation.witness is None:
+            return min(lower, confirmation.bound), None
+        if confirmation.bound < best.epsilon_lower_bound:
+            best = confirmation.witness
+        return min(lower, confirmation.bound), best
 
     def _evidence_level(self) -> float | None:
         """How often, at most, a mechanism meeting its claim gives a violation as strong as the

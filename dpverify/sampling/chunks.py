@@ -37,8 +37,8 @@ COUPLED_SIDES = 2
 # Search stages keep their index: 1, 2, ..., far below these.
 LAST_STAGE_KEY = 1 << 20
 TUNING_STAGE_KEY = LAST_STAGE_KEY - 1
-# A violation's confirmation (audit(confirm=True), pipeline.confirm) draws look l = 1, 2, ...
-# under CONFIRM_STAGE_KEY + l − 1: above every stage's key, so its runs are fresh.
+# A violation's confirmation (audit(confirm=True), pipeline.confirm) draws round r = 0, 1, ...
+# under CONFIRM_STAGE_KEY + r: above every stage's key, so its runs are fresh.
 CONFIRM_STAGE_KEY = LAST_STAGE_KEY + 1
 # An ordinary audit draws stage j's search rows in rounds of up to 4 steps
 # (pipeline.search.round_sizes, round_steps), step s of round r under stage key
@@ -102,7 +102,7 @@ def stage_of_key(key: int) -> str:
     if key == LAST_STAGE_KEY:
         return "the last stage"
     if key >= CONFIRM_STAGE_KEY:
-        return f"confirmation look {key - CONFIRM_STAGE_KEY + 1}"
+        return f"confirmation round {key - CONFIRM_STAGE_KEY + 1}"
     if key > TUNING_STAGE_KEY // 2:
         return f"tuning stage {TUNING_STAGE_KEY - key + 1}"
     return f"stage {key}"
