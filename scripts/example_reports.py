@@ -1,14 +1,17 @@
-"""Example audit reports: three broken and two correct mechanisms, rendered and screenshotted.
+"""Example audit reports: four broken and two correct mechanisms, one violation for each way a
+violation is certified, rendered and screenshotted.
 
 Writes DIR/<name>/ exactly as `dpverify audit --report` does for
 - rnm3: Report Noisy Max releasing the max value (claim 0.1, true 0.25), an ordinary audit:
   violated, proved by the betting test (its wealth picture);
 - svt4_eps1: the sparse vector technique's variant 4 (Lyu et al. 2017) claiming ε = 1 on 10
   queries (true ε = 1.75), a measurement run (`--measure`): violated, one event certified on
-  fresh runs, with every curve picture;
+  fresh runs by the coupled t-test, with every curve picture;
 - gaussian_half_sigma: a Gaussian mechanism claiming (ε = 1, δ = 10⁻⁵) whose σ is half the
-  classic calibration's (true δ(1) ≈ 1.7·10⁻³), a measurement run: violated, with a δ > 0
-  claim;
+  classic calibration's (true δ(1) ≈ 1.7·10⁻³), a measurement run: violated, certified by two
+  Clopper–Pearson bounds, with a δ > 0 claim;
+- noisy_hist2: a histogram whose Laplace scale is ε rather than 1/ε (claim 0.1, true 10), a
+  measurement run: violated, certified by the conditional ratio test;
 - laplace_eps1: Laplace with ε = 1, correct;
 - randomized_response: binary randomized response with ε = 1, correct;
 then renders each index.html in headless Chromium (Debian's chromium package) to
@@ -31,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import dpverify  # noqa: E402
+from mechanisms_under_test import ZOO  # noqa: E402
 from mechanisms_under_test.basic import make_laplace, make_randomized_response  # noqa: E402
 from mechanisms_under_test.noisy_max import make_rnm3  # noqa: E402
 from mechanisms_under_test.svt import make_svt4  # noqa: E402
@@ -50,6 +54,7 @@ def examples() -> dict:
     return {"rnm3": (make_rnm3(), {}),
             "svt4_eps1": (make_svt4(epsilon=1.0, name="svt4_eps1"), measure),
             "gaussian_half_sigma": (gaussian_half_sigma, measure),
+            "noisy_hist2": (ZOO["noisy_hist2"], measure),
             "laplace_eps1": (make_laplace(1.0, name="laplace_eps1"), {}),
             "randomized_response": (make_randomized_response(1.0, name="randomized_response"),
                                     {})}

@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import binom
 
 import dpverify
+from drawn_pictures import render_and_check
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
 from mechanisms_under_test.basic import make_laplace, make_randomized_response
 
@@ -27,26 +28,32 @@ PASS_SAMPLES = 1 << 18
 
 
 def audited(cache, name, samples=None):
+    """The zoo's audit, with the counts its report's curve pictures draw (curves=True adds
+    counts at the witness's thresholds and changes nothing else)."""
     if name not in cache:
-        cache[name] = dpverify.audit(ZOO[name], seed=0, n_jobs=2, samples=samples)
+        cache[name] = dpverify.audit(ZOO[name], seed=0, n_jobs=2, samples=samples, curves=True)
     return cache[name]
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_mechanisms_pass_and_stay_below_their_true_epsilon(zoo_results, name):
+def test_correct_mechanisms_pass_and_stay_below_their_true_epsilon(zoo_results, name, tmp_path):
     res = audited(zoo_results, name, samples=PASS_SAMPLES)
     assert res.verdict == "pass", res.summary()
     assert res.epsilon_lower_bound <= TRUE_EPSILON[name]
+    # and its report's pictures show nothing outside the claim (tests/drawn_pictures.py)
+    assert render_and_check(res, tmp_path) is not None
 
 
 @pytest.mark.parametrize("name", BROKEN_AT_0_1)
-def test_broken_mechanisms_are_flagged_at_claimed_0_1(zoo_results, name):
+def test_broken_mechanisms_are_flagged_at_claimed_0_1(zoo_results, name, tmp_path):
     res = audited(zoo_results, name)
     assert ZOO[name].epsilon == 0.1
     assert res.verdict == "violation", res.summary()
     assert 0.1 < res.epsilon_lower_bound <= TRUE_EPSILON[name]
     w = res.witness
     assert w.count_D / w.samples_D > w.count_D_prime / w.samples_D_prime
+    # and every picture of its report shows the witness outside the claim, in red
+    assert render_and_check(res, tmp_path) is not None
 
 
 @pytest.mark.parametrize("name", ["svt5", "noisy_hist2"])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..evidence import BETTING_KINDS, CONFIRMING
 from ..region import boundary, box_outside
 from ..stats import cp_lower, cp_upper
@@ -97,6 +99,31 @@ def zoom_window(shape: list, epsilon: float, certified: float) -> tuple:
             (cp / 10 ** half, min(1.0, cp * 10 ** half)))
 
 
+def claimed_profile(eps, epsilon: float, delta: float):
+    """The largest δ(ε′) the claim (ε, δ) allows at each ε′: δ + (1 − δ)(e^ε − e^ε′)₊/(1 + e^ε),
+    the hockey-stick divergence of the privacy region's corner (docs/theory.md §1.3)."""
+    e = np.asarray(eps, dtype=float)
+    return delta + (1 - delta) * np.maximum(math.exp(epsilon) - np.exp(e), 0.0) / (
+        1 + math.exp(epsilon))
+
+
+def shape_delta_lower(shape: list, eps):
+    """A lower bound on δ(ε′) wherever the true (q, p) lies in the convex `shape`: the least
+    p − e^ε′ q over its vertices (δ(ε′) ≥ P(S) − e^ε′ Q(S) for every event; theory.md §1.1),
+    floored at 0. Zero for an empty shape."""
+    e = np.asarray(eps, dtype=float)
+    if not shape:
+        return np.zeros_like(e)
+    q = np.array([v[0] for v in shape])[:, None]
+    p = np.array([v[1] for v in shape])[:, None]
+    return np.maximum((p - np.exp(e)[None, :] * q).min(axis=0), 0.0)
+
+
+def to_tradeoff(points: list) -> list:
+    """(q, p) points as trade-off points (α, β) = (q, 1 − p) (theory.md §1.2)."""
+    return [(q, 1.0 - p) for q, p in points]
+
+
 def figure_data(result) -> dict:
     """Everything the witness pictures draw, JSON-ready: the claim, the witness's box, certified
     ε and shape, and the family's boxes with their loss intervals and outside flags."""
@@ -130,5 +157,5 @@ def figure_data(result) -> dict:
     return data
 
 
-__all__ = ["allowed_p", "box_wholly_outside", "clip_above_line", "witness_box", "witness_shape",
+__all__ = ["allowed_p", "claimed_profile", "shape_delta_lower", "to_tradeoff", "box_wholly_outside", "clip_above_line", "witness_box", "witness_shape",
            "family_boxes", "loss_interval", "zoom_window", "figure_data"]
