@@ -72,8 +72,54 @@ def test_continuous_outputs_are_grouped_by_shape_with_concrete_values():
     def loose_laplace(data, rng, size):
         return data + rng.laplace(0, 1, size)        # true ε = 1
     w = dpverify.audit(loose_laplace, samples=1 << 14, seed=0).witness
-    assert w.examples[0]["output"] == "a number" and len(w.examples[0]["e.g."]) == 3
-    assert all(isinstance(float(v), float) for v in w.examples[0]["e.g."])
+    text = w.examples[0]["output"]
+    assert text.startswith("a number in ") and len(w.examples[0]["e.g."]) == 3
+    low, high = map(float, text.removeprefix("a number in ").split("…"))
+    assert all(low <= float(v) <= high for v in w.examples[0]["e.g."])   # typical, so inside
+
+
+def _encoded(keys, struct):
+    from types import SimpleNamespace
+    return SimpleNamespace(keys=np.asarray(keys), struct=np.asarray(struct))
+
+
+def test_outputs_that_favour_the_events_side_are_listed_first():
+    """An event {0, 1, 2} seen 450 times on D and 310 on D′: output 1 (300 vs 100) and 2 (50 vs
+    10) are evidence for D, output 0 (100 vs 200) for D′, so 0 comes last though frequent."""
+    from dpverify.evidence import event_examples
+    D = np.repeat([0, 1, 2, 9], [100, 300, 50, 550])
+    Q = np.repeat([0, 1, 2, 9], [200, 100, 10, 690])
+    examples = event_examples(D, _encoded(D, np.zeros_like(D)), D != 9,
+                              _encoded(Q, np.zeros_like(Q)), Q != 9, outputs_D_prime=Q)
+    assert [(e["output"], e["count_D"], e["count_D_prime"]) for e in examples] == [
+        ("1", 300, 100), ("2", 50, 10), ("0", 100, 200)]
+
+
+def test_patterns_with_released_values_are_grouped_into_ranges_with_counts_on_both_inputs():
+    """SVT-like outputs (⊤/⊥ pattern, released value): groups are the patterns, the value a
+    range that holds its middle 90%, the counts those of the pattern on each input, and the
+    examples typical (near the median), not the first drawn."""
+    from dpverify.evidence import event_examples
+    rng = np.random.default_rng(0)
+
+    def draw(n_first, n_second, n_out):
+        outs = ([(True, float(v)) for v in rng.normal(3.0, 0.5, n_first)]
+                + [(False, float(v)) for v in rng.normal(-1.0, 0.5, n_second)]
+                + [(False, None)] * n_out)
+        keys = np.arange(len(outs))               # every value distinct: no frequencies
+        struct = np.array([0 if o[1] is not None else 1 for o in outs])
+        hits = struct == 0
+        return outs, _encoded(keys, struct), hits
+    outs_D, enc_D, hits_D = draw(600, 200, 200)
+    outs_Q, enc_Q, hits_Q = draw(100, 150, 750)
+    examples = event_examples(outs_D, enc_D, hits_D, enc_Q, hits_Q, outputs_D_prime=outs_Q)
+    top = examples[0]
+    assert (top["count_D"], top["count_D_prime"]) == (600, 100)
+    assert top["output"].startswith("(True, ")
+    low, high = map(float, top["output"].removeprefix("(True, ").rstrip(")").split("…"))
+    assert 1.9 < low < 2.4 and 3.6 < high < 4.1   # 3 ∓ 1.645·0.5
+    assert all(abs(float(e.split(", ")[1].rstrip(")")) - 3.0) < 0.1 for e in top["e.g."])
+    assert (examples[1]["count_D"], examples[1]["count_D_prime"]) == (200, 150)
 
 
 def test_percentages_read_as_a_person_writes_them():
