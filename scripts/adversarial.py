@@ -124,6 +124,10 @@ CASES = (
 MODES = ("ordinary", "measurement", "time budget")
 
 
+# the cases whose batches break the batched contract: an audit must refuse them or pass them
+DEPENDENT = ("repeated", "tiled", "shared_noise", "call_coin")
+
+
 def mode_options(mode: str, samples: int, seconds: float) -> dict:
     if mode == "ordinary":
         return {"samples": samples}
@@ -296,8 +300,14 @@ def markdown(rows: list[dict], follow_ups: list[dict], meta: dict,
     n = sum(r["seeds"] for r in rows)
     lo, hi = clopper_pearson(k, n)
     lines += ["", f"Pooled: {k} false alarms in {n} audits, {k / n:.4f} "
-              f"(95% CI [{lo:.4f}, {hi:.4f}]) against the promised {promise:g}.", "",
-              "Cases:", ""]
+              f"(95% CI [{lo:.4f}, {hi:.4f}]) against the promised {promise:g}."]
+    dependent = [r for r in rows if r["case"] in DEPENDENT]
+    if dependent:
+        lines.append(f"Batches that are not independent runs ({', '.join(DEPENDENT)}): refused "
+                     f"in {sum(r['refused'] for r in dependent)} of "
+                     f"{sum(r['seeds'] for r in dependent)} audits, flagged in "
+                     f"{sum(r['false_alarms'] for r in dependent)}.")
+    lines += ["", "Cases:", ""]
     seen = set()
     for r in rows:
         if r["case"] not in seen:
@@ -327,6 +337,8 @@ def parse_args(argv=None):
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--jobs", type=int, default=2, help="audits run at once")
     p.add_argument("--only", nargs="*", help="case names to run (default: all)")
+    p.add_argument("--rewrite-markdown", action="store_true",
+                   help="only rewrite DIR/adversarial.md from DIR/adversarial.json")
     p.add_argument("--modes", nargs="*", choices=MODES, help="modes to run (default: all)")
     p.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N−1")
     p.add_argument("--keep", type=Path,
@@ -343,6 +355,14 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.rewrite_markdown:   # the report again from its JSON, without rerunning an audit
+        document = json.loads((args.out / "adversarial.json").read_text(encoding="utf-8"),
+                              object_hook=lambda d: {k: float(v) if v in ("inf", "-inf", "nan")
+                                                     else v for k, v in d.items()})
+        (args.out / "adversarial.md").write_text(
+            markdown(document["rows"], document["follow_ups"], document["meta"],
+                     document["leaks"]), encoding="utf-8")
+        return 0
     promise = 1.0 - args.confidence
     started = time.perf_counter()
     first = range(args.first_seed, args.first_seed + args.seeds)
