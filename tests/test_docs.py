@@ -432,24 +432,63 @@ def test_slug_is_githubs(heading, expected):
     assert slug(heading) == expected
 
 
-def benchmark_summary_figures() -> list[str]:
-    """What the README's and docs/results.md's benchmark rows must say of the committed
-    reports/benchmark.json: its seconds, how many rows reach the best sound published bound,
-    and the row that loses most at the slowdown, with its change."""
-    document = json.loads((ROOT / "reports" / "benchmark.json").read_text(encoding="utf-8"))
-    rows, meta = document["rows"], document["meta"]
-    beaten = sum(bool(r["at_least_best_published"]) for r in rows)
-    slowed = meta["slowed"]["bounds"]
-    changes = {r["paper_name"]: slowed[r["mechanism"]] / r["epsilon_lower_bound"] - 1
-               for r in rows if r["epsilon_lower_bound"] > 0}
-    worst = min(changes, key=changes.get)
-    return [f"{len(rows)} rows in {meta['total_seconds']:.0f} s",
-            f"{beaten} of {len(rows)} at or above",
-            f"(the most: {worst} {changes[worst] * 100:.1f}%)".replace("-", "−")]
+# a figure: an integer (with thousands commas) or a decimal, not part of a word, a power (2^27,
+# 10⁴) or a path
+FIGURE = re.compile(r"(?<![\w.^/⁻])\d+(?:,\d{3})*(?:\.\d+)?(?![\d^⁰¹²³⁴⁵⁶⁷⁸⁹])")
+REPORT_LINK = re.compile(r"\]\(((?:\.\./)?reports/[\w/]+\.md)\)")
 
 
-@pytest.mark.parametrize("page", [README, ROOT / "docs" / "results.md"])
-def test_benchmark_summary_matches_the_committed_run(page):
-    text = page.read_text(encoding="utf-8")
-    missing = [figure for figure in benchmark_summary_figures() if figure not in text]
-    assert not missing, f"{page.name} does not say {missing} (reports/benchmark.json does)"
+def _plain_figure(token: str) -> str:
+    """22,595 → 22595 and 1.810 → 1.81: one figure however it is written."""
+    token = token.replace(",", "")
+    return token.rstrip("0").rstrip(".") if "." in token else token
+
+
+def figures_in(text: str, as_percent: bool = False) -> set[str]:
+    """Every figure of a text (`_plain_figure`); with `as_percent`, each fraction below 1 also
+    as the percentages it rounds to (0.0257 is quoted as 2.57%, 2.6% or 3%)."""
+    figures = {_plain_figure(m) for m in FIGURE.findall(text)}
+    if not as_percent:
+        return figures
+    for f in [float(x) for x in figures if "." in x and float(x) < 1]:
+        figures |= {_plain_figure(f"{100 * f:.{d}f}") for d in (0, 1, 2)}
+    return figures
+
+
+def quoted_figures(page: Path) -> list[tuple[str, set[str], list[Path]]]:
+    """The rows of a page's tables that quote a report: (the row's figure cell, its figures,
+    the reports it links). The figure cell is the last one that is not a link."""
+    out = []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        links = REPORT_LINK.findall(line)
+        if not (line.startswith("|") and links):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cell = [c for c in cells if not REPORT_LINK.search(c) and not c.startswith("`python")][-1]
+        out.append((cell, figures_in(cell), [(page.parent / link).resolve() for link in links]))
+    return out
+
+
+@pytest.mark.parametrize("page", [README, ROOT / "docs" / "results.md"], ids=lambda p: p.name)
+def test_every_figure_quoted_beside_a_report_is_in_that_report(page):
+    """Each figure in a table row that links a report (README's headline figures, results.md's
+    list of reports) must appear in the report it links: no figure from another run."""
+    rows = quoted_figures(page)
+    assert len(rows) >= 8
+    wrong = []
+    for cell, figures, reports in rows:
+        text = " ".join(r.read_text(encoding="utf-8") for r in reports)
+        missing = sorted(figures - figures_in(text, as_percent=True))
+        if missing:
+            wrong.append(f"{[r.name for r in reports]}: {missing} in {cell[:80]!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_figure_check_sees_a_figure_the_report_does_not_hold(tmp_path):
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "x.md").write_text("22,595 runs; 1.5× the oracle")
+    page = tmp_path / "page.md"
+    page.write_text("| a | RNM3 22595 (1.5×), SVT3 875,811 | [x](reports/x.md) |\n")
+    [(cell, figures, reports)] = quoted_figures(page)
+    assert figures == {"22595", "1.5", "875811"} and reports[0].name == "x.md"  # not SVT3's 3
+    assert figures - figures_in(reports[0].read_text()) == {"875811"}
