@@ -492,3 +492,19 @@ def test_the_figure_check_sees_a_figure_the_report_does_not_hold(tmp_path):
     [(cell, figures, reports)] = quoted_figures(page)
     assert figures == {"22595", "1.5", "875811"} and reports[0].name == "x.md"  # not SVT3's 3
     assert figures - figures_in(reports[0].read_text()) == {"875811"}
+
+
+def test_every_script_writes_a_report_the_readme_links():
+    """scripts/ holds report scripts only (helpers start with _): each is listed in
+    docs/results.md with the report it writes, and the README links that report."""
+    readme = README.read_text(encoding="utf-8")
+    listed = {}
+    for line in (DOCS / "results.md").read_text(encoding="utf-8").splitlines():
+        script = re.search(r"`python scripts/(\w+)\.py", line)
+        report = re.search(r"reports/([\w/]+?)(?:\.md|/\*/index\.html|/)", line)
+        if line.startswith("|") and script and report:
+            listed[script.group(1)] = report.group(1)
+    scripts = sorted(p.stem for p in (ROOT / "scripts").glob("*.py") if not p.stem.startswith("_"))
+    assert sorted(listed) == scripts
+    unlinked = [f"{s}: reports/{r}" for s, r in listed.items() if f"reports/{r}" not in readme]
+    assert not unlinked, unlinked

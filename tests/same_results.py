@@ -4,7 +4,7 @@ budget and write their result JSON and summary text with every timing removed.
 Run it on two commits and compare the files byte for byte: a change that only reorganises the
 code must leave the output identical (`docs/method.md`, "Reproducibility").
 
-    python scripts/same_results.py --out /tmp/after.json
+    python tests/same_results.py --out /tmp/after.json
     cmp /tmp/before.json /tmp/after.json
 
 Audits whose mechanism draws its own noise (OpenDP) cannot repeat their counts; for those only what
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # the repository: tests/ is one level down
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
