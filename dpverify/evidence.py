@@ -10,8 +10,6 @@ show what the event looks like, while the bound comes only from the certifying c
 """
 from __future__ import annotations
 
-import html
-import json
 import math
 from dataclasses import dataclass
 
@@ -569,99 +567,6 @@ def witness_lines(w, layout: TerminalLayout = SUMMARY_LAYOUT) -> list[str]:
     return lines + example_lines(w.examples, w.examples_runs, indent=layout.indent)
 
 
-def witness_markdown(w: dict, claimed: dict) -> list[str]:
-    """A witness (JSON form) as report.md's bullet list, `claimed` the entry's claim."""
-    rows = [("pair", f"D = `{w['D']}`, D' = `{w['D_prime']}`")]
-    if "epsilon" in claimed:
-        claim = claimed["epsilon"]
-        bound = lower_bound_text(float(w["epsilon_lower_bound"]), claim)
-        rows.append(("", f"certified ε ≥ {bound} against the claimed ε = {claim:g}"))
-    if w.get("certificate") in BETTING_KINDS:
-        confirming = w["certificate"] == CONFIRMING
-        rows += [("event" if confirming else "last event bet on", w["event"]),
-                 ("hits" if confirming else "hits of the events bet on",
-                  betting_counts_text(w["count_D"], w["samples_D"], w["count_D_prime"],
-                                      w["certificate"])),
-                 ("wealth", wealth_text(float(w["e_value"]), float(w["betting_alpha"])))]
-    else:
-        rows += [("event", w["event"]),
-                 ("counts", f"{w['count_D']}/{w['samples_D']} under D, "
-                            f"{w['count_D_prime']}/{w['samples_D_prime']} under D'"),
-                 ("Clopper–Pearson", f"P[M(D) ∈ S] ≥ {short_number(w['p_lower'])}, "
-                                     f"P[M(D') ∈ S] ≤ {short_number(w['q_upper'])}")]
-    rows.append((f"certified by {certificate_link(w.get('certificate'))}", certificate_how(w)))
-    if w.get("certificate") not in BETTING_KINDS:
-        rows.append(("plug-in ε estimate on this event", short_number(w["epsilon_estimate"])))
-    lines = [f"- {label}: {text}" if label else f"- {text}" for label, text in rows]
-    lines += examples_markdown(w)
-    if w["support_mismatch"]:
-        lines.append("- **support mismatch: ε is likely ∞.** The event occurred "
-                     f"{w['count_D']} times under D and never under D'; the finite bound "
-                     "only reflects the sample size")
-    return lines
-
-
-def certificate_link(kind) -> str:
-    """The certificate in plain words with a Markdown link to its section of docs/method.md."""
-    if kind not in CERTIFICATE_WORDS:
-        return str(kind)
-    return f"{CERTIFICATE_WORDS[kind]} ([how]({CERTIFICATE_DOCS[kind]}))"
-
-
-def witness_table(w, claimed_epsilon: float) -> list[tuple[str, str]]:
-    """A witness as index.html's table: (label, text) rows."""
-    d = w.as_dict()
-    head = [("certified ε ≥", lower_bound_text(w.epsilon_lower_bound, claimed_epsilon)
-             + f" (claimed ε = {claimed_epsilon:g})"),
-            ("pair D", json.dumps(d["D"])), ("pair D′", json.dumps(d["D_prime"]))]
-    if w.certificate in BETTING_KINDS:
-        confirming = w.certificate == CONFIRMING
-        body = [("event S" if confirming else "last event bet on", w.event),
-                ("hits" if confirming else "hits of the events bet on", counts_text(w)),
-                ("wealth", wealth_text(w.e_value, w.betting_alpha))]
-    else:
-        body = [("event S", w.event),
-                ("hits under D", f"{w.count_D:,} / {w.samples_D:,}"),
-                ("hits under D′", f"{w.count_D_prime:,} / {w.samples_D_prime:,}"),
-                ("P[M(D) ∈ S] ≥", f"{w.p_lower:.4g}"),
-                ("P[M(D′) ∈ S] ≤", f"{w.q_upper:.4g}")]
-    tail = [("certified by", certificate_words(w.certificate)), ("how", certificate_how(d))]
-    if w.certificate not in BETTING_KINDS:  # the events bet on changed between rounds: no one S to estimate
-        tail.append(("plug-in ε on S", f"{w.epsilon_estimate:.4g}"))
-    return head + body + tail
-
-
-def examples_markdown(w: dict) -> list[str]:
-    """The event's most frequent outputs on the illustrative sample, as a Markdown table."""
-    examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
-    if not examples:
-        return []
-    lines = ["", f"Outputs in the event (illustrative sample of {runs:,} fresh runs per input, "
-                 "not part of the bound):", "",
-             "| output | under D | under D' |", "|---|---|---|"]
-    for e in examples:
-        shown = e["output"] + (f" (e.g. {'; '.join(e['e.g.'])})" if e.get("e.g.") else "")
-        lines.append(f"| `{shown}` | {percent(e['count_D'], runs)} ({e['count_D']:,}) | "
-                     f"{percent(e['count_D_prime'], runs)} ({e['count_D_prime']:,}) |")
-    return lines
-
-
-def examples_html(w: dict) -> str:
-    """The event's most frequent outputs on the illustrative sample, as an HTML table."""
-    examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
-    if not examples:
-        return ""
-    rows = "".join(
-        f"<tr><td><code>{html.escape(str(e['output']))}</code>"
-        + (f"<br><small>e.g. {html.escape(str('; '.join(e['e.g.'])))}</small>"
-           if e.get("e.g.") else "")
-        + f"</td><td>{percent(e['count_D'], runs)}</td><td>{percent(e['count_D_prime'], runs)}"
-          "</td></tr>" for e in examples)
-    return (f"<p>Outputs in the event, on an illustrative sample of {runs:,} fresh runs per "
-            "input (not part of the bound):</p><table><tr><th>output</th><th>share of runs on "
-            f"D</th><th>share of runs on D′</th></tr>{rows}</table>")
-
-
 __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_text",
            "floor_to", "lower_bound_text", "illustration_size", "grouped_by_shape",
            "numbers_of", "range_text", "value_ranges", "typical_runs", "value_matrix",
@@ -669,7 +574,6 @@ __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_t
            "event_examples", "percent", "example_lines", "collect_examples", "with_examples",
            "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "BETTING", "CONFIRMING", "BETTING_KINDS",
            "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
-           "SUPPORT_MISMATCH_NOTE", "short_number", "certificate_words", "certificate_link",
+           "SUPPORT_MISMATCH_NOTE", "short_number", "certificate_words",
            "counts_text", "certificate_how", "TerminalLayout", "SUMMARY_LAYOUT", "FAILURE_LAYOUT",
-           "witness_rows", "witness_lines", "witness_markdown", "witness_table",
-           "examples_markdown", "examples_html"]
+           "witness_rows", "witness_lines"]
