@@ -263,3 +263,48 @@ def test_audit_takes_a_directory_and_a_typo_gets_the_names_that_exist(tmp_path, 
     assert main(["audit", f"{folder / 'one.py'}:godo", *FAST]) == 2
     err = capsys.readouterr().err
     assert "has no 'godo'; did you mean 'good'?" in err and "its mechanisms: good" in err
+
+
+def test_a_ctrl_c_marks_the_rest_not_run_writes_the_reports_and_exits_130(mech_file, tmp_path,
+                                                                        monkeypatch, capsys):
+    """Ctrl-C during the second of three audits: the first keeps its outcome, the second and
+    third are "not run" in the count line, the JUnit file (skipped) and the summary, nothing
+    partial reaches the baseline, and the exit code is 130."""
+    from dpverify.interfaces import gate
+    real, calls = gate.audit_one, []
+
+    def interrupting(args, mech, baseline):
+        calls.append(mech.name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(args, mech, baseline)
+    monkeypatch.setattr(gate, "audit_one", interrupting)
+    junit, summary, base = tmp_path / "j.xml", tmp_path / "s.md", tmp_path / "b.json"
+    code = main(["gate", f"{mech_file}:good", f"{mech_file}:bad", f"{mech_file}:crashes",
+                 "--baseline", str(base), "--update-baseline", "--junit", str(junit),
+                 "--summary", str(summary), *FAST])
+    out = capsys.readouterr()
+    assert code == 130 and calls == ["good", "bad"]
+    assert "2 not run" in out.out and "[INTERRUPTED]" in out.out and "error(s)" in out.out
+    assert "not audited" in out.err
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("skipped") == "2" and suite.get("errors") == "0"
+    skipped = [c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None]
+    assert skipped == ["bad", "crashes"]
+    text = summary.read_text()
+    assert "| bad | not run |" in text and "| crashes | not run |" in text
+    assert set(json.loads(base.read_text())["mechanisms"]) == {"good"}   # the one finished
+
+
+def test_an_interrupted_audit_never_updates_the_baseline(mech_file, tmp_path, monkeypatch,
+                                                         capsys):
+    import dpverify
+    from dataclasses import replace
+    real = dpverify.audit
+    monkeypatch.setattr(dpverify, "audit", lambda *a, **k: replace(real(*a, **k),
+                                                                    interrupted=True))
+    base = tmp_path / "b.json"
+    code = main(["gate", f"{mech_file}:good", f"{mech_file}:bad", "--baseline", str(base),
+                 "--update-baseline", *FAST])
+    assert code == 130 and "1 not run" in capsys.readouterr().out
+    assert json.loads(base.read_text())["mechanisms"] == {}

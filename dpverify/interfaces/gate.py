@@ -27,7 +27,7 @@ from ..errors import DpVerifyError, GateError, TargetError
 from ..options import GATE_FLAGS, check_parsed, confirm_requested, default_samples
 from ..auditing import confirm_applies
 from ..result import AuditResult
-from .exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
+from .exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_PASS
 from .drift import (baseline_entry, compare, estimate_of, load_baseline, number,
                     write_baseline)
 from .gate_report import Outcome, count_line, summary_markdown, write_junit, write_summary
@@ -123,7 +123,7 @@ def audit_one(args, mech, baseline: dict) -> Outcome:
         outcome.drift = compare(est, lower, number(b["epsilon_estimate"], "estimate"),
                                 number(b["epsilon_lower_bound"], "bound"), args.tolerance)
         outcome.notes = notes(b, result, samples)
-    if args.update_baseline and result.outcome == "pass":
+    if args.update_baseline and result.outcome == "pass" and not result.interrupted:
         baseline[mech.name] = baseline_entry(result, samples, source)
         outcome.updated = True
     outcome.withheld = args.update_baseline and result.outcome == "inconclusive"
@@ -134,11 +134,33 @@ def audit_one(args, mech, baseline: dict) -> Outcome:
     return outcome
 
 
-def finish(args, baseline_path: Path, baseline: dict, outcomes: list, skipped: int) -> int:
-    """Write the baseline and the reports, print the counts; the exit code."""
+def audit_all(args, mechanisms: list, baseline: dict) -> tuple[list, bool]:
+    """Each mechanism's outcome, in order, and whether a Ctrl-C stopped the run: an audit it
+    interrupts keeps what it certified until then (and never updates the baseline), and the
+    mechanisms after it are marked not run."""
+    outcomes = []
+    for i, mech in enumerate(mechanisms):
+        try:
+            outcomes.append(audit_one(args, mech, baseline))
+        except KeyboardInterrupt:   # before the audit had a result, or while printing it
+            rest = mechanisms[i:]
+        else:
+            if outcomes[-1].result is None or not outcomes[-1].result.interrupted:
+                continue
+            rest = mechanisms[i + 1:]
+        outcomes += [Outcome.never_run(m.name, display_path(source_file(m))) for m in rest]
+        print(f"interrupted: {len(rest)} mechanism(s) not audited", file=sys.stderr)
+        return outcomes, True
+    return outcomes, False
+
+
+def finish(args, baseline_path: Path, baseline: dict, outcomes: list, skipped: int,
+           interrupted: bool = False) -> int:
+    """Write the baseline and the reports, print the counts; the exit code (130 after a
+    Ctrl-C, whatever was found before it)."""
     if args.update_baseline:
         write_baseline(baseline_path, baseline)
-    counts = count_line(outcomes, skipped)
+    counts = count_line(outcomes, skipped, interrupted)
     if args.junit:
         write_junit(Path(args.junit), outcomes)
     if args.summary:
@@ -149,6 +171,8 @@ def finish(args, baseline_path: Path, baseline: dict, outcomes: list, skipped: i
     if args.update_baseline:
         print(f"baseline written: {baseline_path} ({sum(o.updated for o in outcomes)} "
               f"mechanism(s) updated, {len(baseline)} in the file)")
+    if interrupted:
+        return EXIT_INTERRUPTED
     if any(o.error is not None for o in outcomes):
         return EXIT_ERROR
     if any(o.failures for o in outcomes):
@@ -172,5 +196,5 @@ def run_gate(args) -> int:
     mechanisms, skipped = changed_only(args, mechanisms)
     if args.changed_since and not mechanisms:
         return nothing_changed(args, skipped)
-    outcomes = [audit_one(args, mech, baseline) for mech in mechanisms]
-    return finish(args, baseline_path, baseline, outcomes, skipped)
+    outcomes, interrupted = audit_all(args, mechanisms, baseline)
+    return finish(args, baseline_path, baseline, outcomes, skipped, interrupted)

@@ -13,6 +13,7 @@ from .outputs import write_output
 
 NOT_IN_BASELINE = "not in baseline: run with --update-baseline"
 WITHHELD = "not written to the baseline: inconclusive"
+NOT_RUN_REASON = "the run was interrupted (Ctrl-C) before its turn"
 INCONCLUSIVE_REASON = ("inconclusive: this budget could not have caught a gross violation; "
                        "raise --samples")
 
@@ -32,6 +33,11 @@ class Outcome:
     updated: bool = False
     withheld: bool = False  # --update-baseline on an inconclusive audit: not written
     notes: list = field(default_factory=list)
+    not_run: bool = False   # never audited: the run was interrupted (Ctrl-C) before its turn
+
+    @classmethod
+    def never_run(cls, name: str, source: str | None) -> "Outcome":
+        return cls(name, source, 0.0, not_run=True)
 
     @property
     def baseline_state(self) -> str | None:
@@ -40,7 +46,7 @@ class Outcome:
         printed baseline line (`drift_line`), the failures, the JUnit/Markdown reports and the
         summary counts are all derived from, so a DRIFT or "not in baseline" line is always
         counted, whatever the verdict beside it."""
-        if self.error is not None:
+        if self.error is not None or self.not_run:
             return None
         if self.updated:
             return "updated"
@@ -79,7 +85,8 @@ class Outcome:
     @property
     def inconclusive(self) -> bool:
         """Audited, no violation, but the budget could not have caught a gross one."""
-        return self.error is None and self.result.outcome == "inconclusive"
+        return (self.error is None and not self.not_run
+                and self.result.outcome == "inconclusive")
 
     @property
     def reasons(self) -> list[str]:
@@ -88,6 +95,8 @@ class Outcome:
 
     @property
     def status(self) -> str:
+        if self.not_run:
+            return "not run"
         if self.error is not None:
             return "error"
         if self.result.verdict == "violation":
@@ -113,6 +122,8 @@ class Outcome:
         return ("DRIFT: " if state == "drift" else "no drift: ") + self.drift.describe()
 
     def details(self) -> str:
+        if self.not_run:
+            return f"{self.name} was not audited: {NOT_RUN_REASON}"
         if self.error is not None:
             return f"{self.name} could not be audited: {self.error}"
         lines = [self.result.summary()]
@@ -140,7 +151,7 @@ def write_junit(path: Path, outcomes: list[Outcome]) -> None:
     errors = sum(o.error is not None for o in outcomes)
     total = sum(o.seconds for o in outcomes)
     counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors),
-              "skipped": "0", "time": f"{total:.3f}"}
+              "skipped": str(sum(o.not_run for o in outcomes)), "time": f"{total:.3f}"}
     root = ET.Element("testsuites", name="dpverify gate", **counts)
     suite = ET.SubElement(root, "testsuite", name="dpverify gate",
                           timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"), **counts)
@@ -149,7 +160,9 @@ def write_junit(path: Path, outcomes: list[Outcome]) -> None:
                              time=f"{o.seconds:.3f}")
         if o.source:
             case.set("file", o.source)
-        if o.error is not None:
+        if o.not_run:
+            ET.SubElement(case, "skipped", message=f"not run: {NOT_RUN_REASON}")
+        elif o.error is not None:
             ET.SubElement(case, "error", message=f"could not be audited: {o.error}",
                           type="error").text = o.details()
         elif o.reasons:
@@ -177,8 +190,8 @@ def summary_markdown(outcomes: list[Outcome], counts: str, note: str = "") -> st
         lines += ["| mechanism | verdict | certified ε ≥ | estimate now | baseline | drift? | "
                   "seconds |", "|---|---|--:|--:|--:|---|--:|"]
         for o in outcomes:
-            if o.error is not None:
-                lines.append(f"| {_cell(o.name)} | error | | | | — | {o.seconds:.2f} |")
+            if o.error is not None or o.not_run:
+                lines.append(f"| {_cell(o.name)} | {o.status} | | | | — | {o.seconds:.2f} |")
                 continue
             est, _ = estimate_of(o.result)
             base = o.baseline.get("epsilon_estimate") if o.baseline else None
@@ -211,19 +224,24 @@ def write_summary(path: Path, text: str) -> None:
     write_output("--summary", path, append)
 
 
-def count_line(outcomes: list[Outcome], skipped: int = 0) -> str:
+def count_line(outcomes: list[Outcome], skipped: int = 0, interrupted: bool = False) -> str:
     """Counts of what the lines above it print: passes, VIOLATION lines, INCONCLUSIVE lines,
-    DRIFT lines, "not in baseline" lines and errors. One mechanism can be both a violation and
-    drifted or missing, so the counts may add up to more than the mechanisms."""
+    DRIFT lines, "not in baseline" lines, errors and, after a Ctrl-C, the mechanisms not run.
+    One mechanism can be both a violation and drifted or missing, so the counts may add up to
+    more than the mechanisms."""
+    ran = [o for o in outcomes if not o.not_run]
+    not_run = len(outcomes) - len(ran)
     by = {"pass": sum(o.error is None and not o.failures and not o.inconclusive
-                      for o in outcomes),
-          "inconclusive": sum(o.inconclusive for o in outcomes),
+                      for o in ran),
+          "inconclusive": sum(o.inconclusive for o in ran),
           "violation": sum(o.error is None and o.result.verdict == "violation"
-                           for o in outcomes),
-          "drift": sum(o.baseline_state == "drift" for o in outcomes),
-          "missing": sum(o.baseline_state == "missing" for o in outcomes),
-          "error": sum(o.error is not None for o in outcomes)}
+                           for o in ran),
+          "drift": sum(o.baseline_state == "drift" for o in ran),
+          "missing": sum(o.baseline_state == "missing" for o in ran),
+          "error": sum(o.error is not None for o in ran)}
     line = (f"{len(outcomes)} mechanism(s): {by['pass']} pass(es), {by['violation']} "
             f"violation(s), {by['inconclusive']} inconclusive, {by['drift']} drift(s), "
-            f"{by['missing']} not in baseline, {by['error']} error(s)")
-    return line + (f"; {skipped} unchanged, not audited" if skipped else "")
+            f"{by['missing']} not in baseline, {by['error']} error(s)"
+            + (f", {not_run} not run" if not_run else ""))
+    return (line + (f"; {skipped} unchanged, not audited" if skipped else "")
+            + ("  [INTERRUPTED]" if interrupted else ""))
