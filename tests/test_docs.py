@@ -7,7 +7,6 @@ a citation that moves to another module is still checked.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 

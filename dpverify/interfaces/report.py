@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import DpVerifyError
 from ..result import jsonable
-from .report_content import INTERRUPTED_NOTE, report_blocks  # noqa: F401  (the CLI's note)
+from .report_content import report_blocks
 from .report_render import to_html, to_markdown
 
 
