@@ -14,17 +14,13 @@ What is measured
     sits exactly at their true ε, and each such 90% bound lands above it with probability up
     to 10%. Each row alone is then a bound at ≥ 0.9, a stricter claim than a per-mechanism 0.9.
     In a measurement run the earlier stages only choose and tune events and the last stage
-    certifies with all of α, as DP-Sniper's one final test does. Budget: a time budget per
-    mechanism (--seconds-per-mechanism, 30 s; `audit(seconds=...)`): the stages grow 4× while
-    the next one and a last stage after it are projected to fit (search stops learning at 40%
-    of the budget; a tuning stage that does not fit shrinks), and the last stage gets as
-    many certifying runs per input as the time left buys, up to 2^27; no row gets more than an
-    equal share of what is left of the run's total (--total-seconds, 570 s), so the whole run
-    stays under 10 minutes on a slow machine too. The sizes depend on wall time and on earlier
-    stages' tuning counts, never on the counts that certify a bound. Every row records the
-    certified bound, the verdict against the claim and the verdict the mechanism should get,
-    the published DP-Sniper (logistic regression, neural network) and StatDP bounds, the
-    samples per input and in total, and the seconds.
+    certifies with all of α, as DP-Sniper's one final test does. Budget: a fixed number of
+    certifying runs per input for each row (ROW_SAMPLES, a power of two; the stages before it
+    are 4× apart), so the same seed gives the same table on any machine, under any load, with
+    any number of cores; seconds are an output. Every row records the certified bound, the
+    verdict against the claim and the verdict the mechanism should get, the published
+    DP-Sniper (logistic regression, neural network) and StatDP bounds, the samples per input
+    and in total, and the seconds.
 
 Why
     Soundness: no bound may exceed the true ε (StatDP's NoisyHist2 10.0 did: its events were
@@ -38,17 +34,11 @@ Output
                         infinities as the strings "inf"/"-inf"); meta.complete marks a full run.
     DIR/benchmark.md    the table and a summary.
 
-Exit code: 1 if a bound exceeds the true ε or a verdict differs from the expected one, else 0.
-
-    --slowdown F runs the table as a machine F times slower would (every time budget divided
-    by F; with --budgets-from FILE, each row's budget in that committed-budget run, divided by
-    F); --slowdown-from FILE adds such a run's bounds to the table as a column, with each
-    row's change (with --rewrite-markdown, to an existing run without rerunning it).
+Exit code: 1 if a bound exceeds the true ε or a verdict differs from the expected one, or (with
+--same-as FILE) if any row's bound, verdict or sample count differs from FILE's, else 0.
 
 Usage: python scripts/benchmark.py --out DIR [--only NAME ...] [--confidence C] [--seed S]
-                                   [--seconds-per-mechanism T] [--total-seconds T]
-                                   [--slowdown F [--budgets-from FILE]] [--slowdown-from FILE]
-                                   [--rewrite-markdown]
+                                   [--same-as FILE] [--rewrite-markdown]
 """
 from __future__ import annotations
 
@@ -131,39 +121,22 @@ def best_sound_published(name: str, truth: float) -> tuple[float | None, str]:
     return max(sound)
 
 
-MAX_BUDGET = 1 << 27     # ~1.3·10^8 per input, still fewer than DP-Sniper's ~4·10^8
-SECONDS_PER_MECHANISM = 30.0
-# The whole run's budget: the issue asks for the benchmark in under 10 minutes on 2 cores. A
-# row gets at most SECONDS_PER_MECHANISM, and never more than an equal share of what is left
-# (`row_budget`), so a slow or busy machine shortens the rows instead of the total overrunning.
-TOTAL_SECONDS = 570.0
-# rows overrun their budget by about this much (the last chunks, the result): kept out of shares
-ROW_OVERRUN = 1.5
-
-
-def row_budget(per_mechanism: float, total: float, elapsed: float, rows_left: int) -> float:
-    """Seconds for the next row: its cap, or an equal share of the time left if that is less
-    (at least 1 s, so a run already over its total still audits every row briefly)."""
-    share = (total - elapsed) / max(rows_left, 1) - ROW_OVERRUN
-    return max(1.0, min(per_mechanism, share))
-
-
-def committed_budgets(path: Path, slowdown: float) -> dict:
-    """--budgets-from: each row's budget in a run at the committed budget, divided by
-    `slowdown`. A slowed run then gives every row exactly 1/F of the time it had, whatever the
-    rows before it used: with shares of what is left, rows whose time does not scale (those
-    that stop at the sample cap) took a larger part of a smaller total, and the later rows got
-    1/1.56–1/1.63 of their time at F = 1.5 (docs/results.md, "Slower machines")."""
-    rows, meta = read_run(path)
-    if meta.get("slowdown", 1.0) != 1.0:
-        raise SystemExit(f"{path} was made with --slowdown {meta['slowdown']:g}: give a run at "
-                         "the committed budget")
-    return {r["mechanism"]: r["budget_seconds"] / slowdown for r in rows}
+# Certifying runs per input of each row's last stage: the size the row's last stage bought at
+# 30 s a row on the 2-core reference machine, rounded to the nearest power of two (at most
+# 2^27, about 1.3·10^8, still fewer than DP-Sniper's ~4·10^8 samples).
+ROW_SAMPLES = {
+    "laplace": 1 << 27, "truncated_geometric": 1 << 27, "noisy_hist1": 1 << 26,
+    "noisy_hist2": 1 << 26, "rnm1": 1 << 27, "rnm2": 1 << 27, "rnm3": 1 << 27,
+    "rnm4": 1 << 26, "svt1": 1 << 27, "svt2": 1 << 25, "svt3": 1 << 25, "svt4": 1 << 26,
+    "svt5": 1 << 27, "svt6": 1 << 24, "rappor": 1 << 23, "one_time_rappor": 1 << 24,
+    "laplace_parallel": 1 << 25, "svt34_parallel": 1 << 23, "prefix_sum": 1 << 24,
+    "numerical_svt": 1 << 25, "numpy_laplace": 1 << 27, "snapping_laplace": 1 << 27,
+}
 
 
 def numpy_reference_seconds(repeats: int = 3) -> float:
     """Best of `repeats` timings of drawing 2^22 × 5 Laplace values on one thread: the machine's
-    speed at the start of the run, to compare runs whose time-budgeted sizes differ."""
+    speed at the start of the run, to read its seconds by."""
     rng = np.random.default_rng(0)
     best = math.inf
     for _ in range(repeats):
@@ -193,13 +166,11 @@ def table_bound_level(family_confidence: float = 0.9) -> float:
     return schedule.final_level
 
 
-def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, seed: int,
-              seconds_per_mechanism: float) -> dict:
-    # one measurement run with a time budget: its last stage grows to what the time left buys
-    # (at most MAX_BUDGET per input), a function of wall time and of earlier stages' tuning
-    # counts, never of the counts that certify a bound
+def audit_row(name: str, mech, truth: float, correct: bool, confidence: float,
+              seed: int) -> dict:
+    """One measurement run of `mech` at its fixed ROW_SAMPLES, as a table row."""
     r = dpverify.audit(mech, confidence=confidence, stop_early=False, seed=seed,
-                       samples=MAX_BUDGET, seconds=seconds_per_mechanism)
+                       samples=ROW_SAMPLES[name])
     best, source = best_sound_published(name, truth)
     paper = (PUBLISHED_FLOAT.get(name) or PUBLISHED[name])[0]
     published = PUBLISHED.get(name, (None, None, None, None))
@@ -216,9 +187,7 @@ def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, s
                                         and round(r.epsilon_lower_bound, 3) >= best),
         "above_true_epsilon": r.epsilon_lower_bound > truth + 1e-12,
         "samples_per_side": r.samples_per_side, "samples": r.samples, "seconds": r.seconds,
-        # runs per input of each stage: where the time budget ended or shrank the plan
         "stage_sizes": [s.samples_per_side for s in r.stages],
-        "budget_seconds": seconds_per_mechanism,
         "seed": seed,
         "certificate": r.witness.certificate if r.witness else None,
         "attack": r.witness.attack if r.witness else None,
@@ -230,46 +199,6 @@ def audit_row(name: str, mech, truth: float, correct: bool, confidence: float, s
 CERTIFICATES = {COUPLED: "coupled t-test", RATIO_TEST: "ratio test", TWO_BOUNDS: "two bounds"}
 
 
-# the most of its bound a row may lose at 1.5x slowdown (issue 28)
-SLOWDOWN_LOSS = 0.10
-
-
-def slowed_run(path: Path) -> dict:
-    """What the table shows of a run made with --slowdown F: F, its seed and speed reference,
-    and each row's bound."""
-    document = json.loads(Path(path).read_text())
-    meta = document["meta"]
-    if not meta.get("slowdown", 1.0) > 1.0:
-        raise SystemExit(f"{path} was not made with --slowdown F > 1")
-    return {"factor": meta["slowdown"], "seed": meta["seed"], "source": str(path),
-            "numpy_reference_seconds": meta.get("numpy_reference_seconds"),
-            "total_seconds": meta.get("total_seconds"),
-            "per_row_budgets": bool(meta.get("budgets_from")),
-            "bounds": {r["mechanism"]: r["epsilon_lower_bound"] for r in document["rows"]}}
-
-
-def relative_change(ours: float, bound: float) -> float:
-    """(bound − ours)/ours: NaN where an infinite or non-positive bound makes a ratio
-    meaningless (0 if the two are equal)."""
-    bound, ours = float(bound), float(ours)
-    if math.isfinite(bound) and math.isfinite(ours) and ours > 0:
-        return (bound - ours) / ours
-    return 0.0 if bound == ours else math.nan
-
-
-def slowed_change(row: dict, slowed: dict) -> float | None:
-    """The row's relative change at the slowed run (`relative_change`), None without a slowed
-    bound."""
-    bound = slowed["bounds"].get(row["mechanism"])
-    return None if bound is None else relative_change(row["epsilon_lower_bound"], bound)
-
-
-def change_text(before: float, after: float, shown=fmt) -> str:
-    """'0.319 → 0.304 (-4.5%)': two bounds of one row, each as `shown` writes it, and the
-    relative change between them."""
-    return f"{shown(before)} → {shown(after)} ({relative_change(before, after):+.1%})"
-
-
 def read_run(path: Path) -> tuple[list[dict], dict]:
     """(rows, meta) of a benchmark.json, its infinities (written as strings) read back."""
     document = json.loads(Path(path).read_text())
@@ -278,34 +207,52 @@ def read_run(path: Path) -> tuple[list[dict], dict]:
     return rows, document["meta"]
 
 
-def committed_runs(run_dirs) -> list[tuple[list[dict], dict]]:
-    """(rows, meta) of each DIR/benchmark.json, all made at the committed budget: a run made
-    with --slowdown is refused (SystemExit), since scripts that take the committed budgets or
-    sizes from it would halve what they compare."""
+def differences(rows: list[dict], other: list[dict]) -> list[str]:
+    """Where two runs of the table disagree, row by row: bound, verdict or sample counts (their
+    seconds may differ). Rows only one of them has are listed too."""
+    theirs = {r["mechanism"]: r for r in other}
     out = []
-    for d in run_dirs:
-        rows, meta = read_run(Path(d) / "benchmark.json")
-        if meta.get("slowdown", 1.0) != 1.0:
-            raise SystemExit(f"{d} was made with --slowdown {meta['slowdown']:g}: give runs at "
-                             "the committed budget")
-        out.append((rows, meta))
+    for r in rows:
+        o = theirs.get(r["mechanism"])
+        if o is None:
+            out.append(f"{r['mechanism']}: not in the other run")
+            continue
+        for key in ("epsilon_lower_bound", "verdict", "samples_per_side", "samples"):
+            if r[key] != o[key]:
+                out.append(f"{r['mechanism']}: {key} {r[key]!r} here, {o[key]!r} there")
     return out
 
 
-def slowed_cells(row: dict, slowed: dict | None) -> str:
-    """The row's bound at the slowed run and its change, as two table cells ("" without one)."""
-    if slowed is None:
-        return ""
-    change = slowed_change(row, slowed)
-    if change is None:
-        return " — | — |"
-    text = "—" if math.isnan(change) else f"{100 * change:+.1f}%"
-    if change < -SLOWDOWN_LOSS:
-        text = f"**{text}**"
-    return f" {fmt(float(slowed['bounds'][row['mechanism']]))} | {text} |"
+def same_as(rows: list[dict], path: Path) -> dict:
+    """--same-as: this run against another of the same table, row by row (`differences`), with
+    how the other was made (its seconds, speed reference and load), printed and kept in meta."""
+    other_rows, other = read_run(path)
+    diff = differences(rows, other_rows)
+    print(f"against {path}: " + ("identical bounds, verdicts and sample counts" if not diff
+                                 else "\n  ".join(["differs:", *diff])))
+    busiest = busiest_row(other_rows)
+    return {"file": str(path), "seed": other.get("seed"), "differences": diff,
+            "total_seconds": other.get("total_seconds"),
+            "numpy_reference_seconds": other.get("numpy_reference_seconds"),
+            "busiest_other_share": busiest[0] if busiest else None}
 
 
-def table_line(row: dict, slowed: dict | None = None) -> str:
+def same_as_text(check: dict | None) -> list[str]:
+    """The report's sentence on the --same-as check (none without one)."""
+    if not check:
+        return []
+    how = (f"seed {check['seed']}, {check['total_seconds']:.0f} s, numpy reference "
+           f"{check['numpy_reference_seconds']:.3f} s"
+           + (f", other processes taking {at_most(check['busiest_other_share'])} of the CPU "
+              "during a row" if check.get("busiest_other_share") is not None else ""))
+    if not check["differences"]:
+        return [f"- Checked against another run of this table ({how}): **identical bounds, "
+                "verdicts and sample counts in every row**; only the seconds differ."]
+    return [f"- Checked against another run of this table ({how}): **differs** in "
+            + "; ".join(check["differences"]) + "."]
+
+
+def table_line(row: dict) -> str:
     ours = fmt(row["epsilon_lower_bound"]) + (" (support mismatch: likely ∞)"
                                               if row["support_mismatch"] else "")
     verdict = row["verdict"] + ("" if row["verdict"] == row["expected_verdict"]
@@ -317,50 +264,10 @@ def table_line(row: dict, slowed: dict | None = None) -> str:
             else f"ties at 3 decimals ({row['epsilon_lower_bound']:.4f})"
             if row.get("ties_at_published_precision")
             else "no, but ε likely ∞ (support mismatch)" if row["support_mismatch"] else "**no**")
-    budget = f"{row['budget_seconds']:.1f}" if row.get("budget_seconds") is not None else "—"
     return (f"| {row['paper_name']} | {fmt(row['true_epsilon'])} | {verdict} | **{ours}** | "
             f"{published} | {beat} | {row['samples_per_side']:,} | {row['samples']:,} | "
-            f"{row['seconds']:.1f} | {budget} | {row['attack']} | "
-            f"{CERTIFICATES.get(row.get('certificate'), '—')} |" + slowed_cells(row, slowed))
-
-
-def slowed_head(slowed: dict | None) -> str:
-    return (f" at {slowed['factor']:g}× slowdown | change |" if slowed else "")
-
-
-def slowed_summary(rows: list[dict], slowed: dict | None) -> list[str]:
-    """A paragraph on the slowed run: how it was made and the largest losses."""
-    if slowed is None:
-        return []
-    changes = [(slowed_change(r, slowed), r["paper_name"]) for r in rows]
-    over = sorted(((-c, name) for c, name in changes
-                   if c is not None and c < -SLOWDOWN_LOSS), reverse=True)
-    reference = (f", numpy reference {slowed['numpy_reference_seconds']:.3f} s"
-                 if slowed.get("numpy_reference_seconds") else "")
-    how = (f"each row's budget above divided by {slowed['factor']:g}"
-           if slowed.get("per_row_budgets") else
-           f"every time budget divided by {slowed['factor']:g}")
-    flag = " --budgets-from" if slowed.get("per_row_budgets") else ""
-    return [f"*At {slowed['factor']:g}× slowdown*: the same table run with {how}, as a machine "
-            f"{slowed['factor']:g}× slower would "
-            f"(`--slowdown {slowed['factor']:g}{flag}`, seed {slowed['seed']}{reference}, "
-            f"{slowed.get('total_seconds') or 0:.0f} s). Rows losing more than "
-            f"{SLOWDOWN_LOSS:.0%} of their bound: "
-            + (", ".join(f"{name} ({100 * loss:.0f}%)" for loss, name in over) if over
-               else "none") + ".", ""]
-
-
-def budget_text(meta: dict) -> str:
-    """How the run's rows got their time budgets, in words."""
-    if meta.get("budgets_from"):
-        return (f"one run per mechanism with a time budget (`audit(seconds=…)`, *budget*) of its "
-                f"budget in the run at the committed budget, divided by {meta['slowdown']:g} "
-                "(`--budgets-from`)")
-    return ("one run per mechanism with a time budget of "
-            f"{meta.get('seconds_per_mechanism', SECONDS_PER_MECHANISM):g} s (`audit(seconds=…)`)"
-            + (f", or an equal share of what is left of the run's "
-               f"{meta['total_budget_seconds']:g} s if that is less (*budget*; so a slow machine "
-               "shortens the rows, not the run)" if meta.get("total_budget_seconds") else ""))
+            f"{row['seconds']:.1f} | {row['attack']} | "
+            f"{CERTIFICATES.get(row.get('certificate'), '—')} |")
 
 
 def other_load(rows: list[dict]) -> str:
@@ -371,7 +278,7 @@ def other_load(rows: list[dict]) -> str:
         return ""
     share, name = busiest
     return (f"; other processes took {at_most(share)} of the CPU during any row ({name}; "
-            "a busy machine buys fewer runs in a budget)")
+            "a busy machine takes longer, with the same result)")
 
 
 def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
@@ -391,7 +298,6 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
                        if r["epsilon_lower_bound"] >= max(r["dpsniper_lr"], r["dpsniper_nn"])]
     per_row = meta.get("row_confidence", meta["confidence"])
     together = per_row != meta["confidence"]
-    slowed = meta.get("slowed")
     planned = meta.get("rows_planned", len(rows))
     confidence_text = (
         f"Our bounds are certified at confidence {meta['confidence']:g} (DP-Sniper's level) "
@@ -410,14 +316,10 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"Every mechanism claims ε = 0.1. {confidence_text} (`stop_early=False`: "
         "the earlier stages only choose and tune events, the last certifies with all of α); "
         "a pass means no violation was found at this budget, never that "
-        "the mechanism is private. Budget: " + budget_text(meta) + ": "
-        "its stages grow 4× while the next one and a last stage after it are projected to fit "
-        "(search stops learning at 40% of the budget, and a tuning stage that does not fit "
-        "shrinks with the time left: docs/method.md, \"Time budgets\"), "
-        "and the last stage gets as many certifying runs per input as the time left buys, at "
-        f"most 2^{MAX_BUDGET.bit_length() - 1} (*samples per input*). The sizes depend on wall "
-        "time and on earlier stages' tuning counts, never on the counts that certify a bound, "
-        "so the rows are reproducible in their statistics, not in their exact figures. "
+        "the mechanism is private. Budget: a fixed number of certifying runs per input for "
+        "each row's last stage (*samples per input*; the stages before it are 4× apart), so "
+        "the same seed gives the same table on any machine, under any load; the seconds are "
+        "what this machine took. "
         f"On a mechanism whose best event sits exactly at its true ε, a row's bound may exceed "
         f"that ε with probability up to {1 - per_row:.2g} (reports/calibration.md measures the "
         "rate on tight mechanisms), so a row above the true ε is shown, not hidden. "
@@ -426,24 +328,23 @@ def write_outputs(out: Path, rows: list[dict], meta: dict) -> None:
         f"Machine: {meta['cpu_count']} CPUs ({meta['cpu_model']}), load average at start "
         f"{meta['load_average_at_start']}"
         + (f"; speed reference {meta['numpy_reference_seconds']:.3f} s for numpy to draw "
-           "2^22 × 5 Laplace values on one thread (compare runs by it: the time-budgeted sizes "
-           "scale with it)" if meta.get("numpy_reference_seconds") else "")
+           "2^22 × 5 Laplace values on one thread (the seconds scale with it)"
+           if meta.get("numpy_reference_seconds") else "")
         + other_load(rows) + f"; seed {meta['seed']}; "
         f"total **{total:.0f} s** for {len(rows)} mechanisms "
         "(DP-Sniper LR: 2047 s for its 20 on a larger machine).", "",
         "| mechanism | true ε | verdict | ours: certified ε ≥ | DP-Sniper LR | DP-Sniper NN "
         "| StatDP | ≥ best sound published | samples per input | runs in total | seconds "
-        "| budget s | attack | certificate |" + slowed_head(slowed),
-        "|---|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|---|"
-        + ("--:|--:|" if slowed else ""),
-        *[table_line(r, slowed) for r in rows], "",
-        *slowed_summary(rows, slowed),
+        "| attack | certificate |",
+        "|---|--:|---|--:|--:|--:|--:|---|--:|--:|--:|---|---|",
+        *[table_line(r) for r in rows], "",
         f"- Bounds above the true ε: **{', '.join(above) if above else 'none'}**"
         + (f" (each row's {per_row:.4g} bound may exceed its true ε with probability up to "
            f"{1 - per_row:.2g} where its event sits exactly at that ε: a false alarm at the "
            "stated confidence, not a bias; reports/calibration.md measures the rate)"
            if above else "") + ".",
         f"- Verdicts different from the expected one: **{', '.join(wrong) if wrong else 'none'}**.",
+        *same_as_text(meta.get("same_as")),
         f"- At least the best sound published bound: **{len(beaten)} of {len(rows)}**"
         + ("; equal to it at the published precision (3 decimals) but below it unrounded: "
            + ", ".join(f"{r['paper_name']} ({r['epsilon_lower_bound']:.4f} vs "
@@ -487,32 +388,18 @@ def main(argv=None) -> int:
                              "1 − (1 − C)/R, so all hold together with probability ≥ C "
                              "(default 0.9)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--seconds-per-mechanism", type=float, default=SECONDS_PER_MECHANISM,
-                        help="each mechanism's time budget: its last stage grows to what the "
-                             f"time left buys (default {SECONDS_PER_MECHANISM:g})")
-    parser.add_argument("--total-seconds", type=float, default=TOTAL_SECONDS,
-                        help="the whole run's budget: a row never gets more than an equal "
-                             f"share of what is left (default {TOTAL_SECONDS:g})")
-    parser.add_argument("--slowdown", type=float, default=1.0, metavar="F",
-                        help="run as a machine F times slower would: every time budget "
-                             "divided by F (default 1)")
-    parser.add_argument("--slowdown-from", type=Path, metavar="FILE",
-                        help="a benchmark.json made with --slowdown F: the table gains its "
-                             "bounds as a column, with each row's change")
-    parser.add_argument("--budgets-from", type=Path, metavar="FILE",
-                        help="with --slowdown F: each row's budget is its budget in FILE (a "
-                             "benchmark.json at the committed budget) divided by F")
+    parser.add_argument("--same-as", type=Path, metavar="FILE",
+                        help="a benchmark.json of another run: exit 1 if any row's bound, "
+                             "verdict or sample counts differ from it")
     parser.add_argument("--rewrite-markdown", action="store_true",
                         help="only rewrite DIR/benchmark.md from DIR/benchmark.json")
     args = parser.parse_args(argv)
-    if not args.slowdown >= 1.0:
-        parser.error(f"--slowdown must be at least 1, got {args.slowdown}")
     if args.rewrite_markdown:
         rows, meta = read_run(args.out / "benchmark.json")
-        if args.slowdown_from:
-            meta["slowed"] = slowed_run(args.slowdown_from)
+        if args.same_as:
+            meta["same_as"] = same_as(rows, args.same_as)
         write_outputs(args.out, rows, meta)
-        return 0
+        return 1 if meta.get("same_as", {}).get("differences") else 0
     mechs, truth, correct = registry()
     names = [n for n in [*PUBLISHED, *PUBLISHED_FLOAT] if not args.only or n in args.only]
     unknown = sorted(set(args.only or ()) - set(names))
@@ -520,29 +407,13 @@ def main(argv=None) -> int:
         parser.error(f"unknown mechanism(s) {unknown}; choose from {names}")
     per_row = row_confidence(args.confidence, len(names))
     meta = {**machine_meta(), "confidence": args.confidence, "row_confidence": per_row,
-            "rows_planned": len(names), "seed": args.seed, "slowdown": args.slowdown,
-            "seconds_per_mechanism": args.seconds_per_mechanism / args.slowdown,
-            "total_budget_seconds": args.total_seconds / args.slowdown,
-            "numpy_reference_seconds": numpy_reference_seconds(),
-            "max_budget": MAX_BUDGET, "complete": False}
-    if args.slowdown_from:
-        meta["slowed"] = slowed_run(args.slowdown_from)
-    budgets = {}
-    if args.budgets_from:
-        budgets = committed_budgets(args.budgets_from, args.slowdown)
-        missing = sorted(set(names) - set(budgets))
-        if missing:
-            parser.error(f"{args.budgets_from} has no row for {missing}")
-        meta["budgets_from"] = str(args.budgets_from)
+            "rows_planned": len(names), "seed": args.seed,
+            "numpy_reference_seconds": numpy_reference_seconds(), "complete": False}
     rows, started = [], time.perf_counter()
-    for i, name in enumerate(names):
-        budget = budgets.get(name) or row_budget(
-            meta["seconds_per_mechanism"], meta["total_budget_seconds"],
-            time.perf_counter() - started, len(names) - i)
+    for name in names:
         with OtherLoad() as load:
-            row = audit_row(name, mechs[name], truth[name], name in correct, per_row,
-                            args.seed, budget)
-        # a row that ran beside other work had fewer runs than its budget would buy
+            row = audit_row(name, mechs[name], truth[name], name in correct, per_row, args.seed)
+        # what else ran meanwhile: it slows a row down, never changes its result
         row["other_cpu_share"], row["steal_share"] = load.others, load.steal
         rows.append(row)
         meta["total_seconds"] = time.perf_counter() - started
@@ -556,6 +427,10 @@ def main(argv=None) -> int:
     write_outputs(args.out, rows, meta)
     print(f"total {meta['total_seconds']:.0f} s; wrote {args.out / 'benchmark.md'}")
     bad = any(r["above_true_epsilon"] or r["verdict"] != r["expected_verdict"] for r in rows)
+    if args.same_as:
+        meta["same_as"] = same_as(rows, args.same_as)
+        write_outputs(args.out, rows, meta)
+        bad = bad or bool(meta["same_as"]["differences"])
     return 1 if bad else 0
 
 
