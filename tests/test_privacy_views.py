@@ -35,17 +35,17 @@ def test_certified_delta_curve_never_exceeds_the_exact_one(laplace_curves):
     assert c.delta_lower[0] >= exact[0] - 0.02
 
 
-@pytest.mark.parametrize("name, samples", [("svt5", 1 << 16), ("rnm3", None)])
-def test_broken_mechanisms_have_a_box_wholly_outside_the_region(name, samples):
+def test_a_broken_mechanism_has_a_box_wholly_outside_the_region():
     # boxes hold jointly over the whole grid (Bonferroni), so they are wider than the witness's
-    # own certificate: measured over the full budget rather than at the first certified stage
-    # (SVT5 outputs what D' never does, so its box leaves the region on 2^16 runs already)
-    res = dpverify.audit(ZOO[name], curves=True, stop_early=False, samples=samples)
+    # own certificate: measured over a measurement run (SVT5 outputs what D' never does, so its
+    # box leaves the region on 2^16 runs already; RNM3's, at the default budget, is below)
+    res = dpverify.audit(ZOO["svt5"], curves=True, stop_early=False, samples=1 << 16)
     assert res.verdict == "violation" and any(res.curves.outside)
 
 
 def test_pvalues_against_epsilon():
     res = dpverify.audit(ZOO["rnm3"], curves=True, stop_early=False)
+    assert res.verdict == "violation" and any(res.curves.outside)   # a box wholly outside
     eps, pv = np.asarray(res.curves.epsilons), np.asarray(res.curves.pvalues)
     assert np.all(np.diff(pv) >= -1e-12)                 # larger test ε: weaker evidence
     at_claim = pv[np.argmin(np.abs(eps - res.claimed_epsilon))]
