@@ -132,6 +132,17 @@ def densify(points, per_edge: int = 12, closed: bool = True) -> np.ndarray:
     return np.vstack([a + t * (b - a) for a, b in zip(v, ends)] + tail)
 
 
+def along(polyline, step: float) -> np.ndarray:
+    """Points along an open polyline, at most `step` apart (in its own coordinates)."""
+    v = np.asarray(polyline, dtype=float).reshape(-1, 2)
+    v = v[np.all(np.isfinite(v), axis=1)]
+    if len(v) < 2:
+        return v
+    pieces = [a + np.linspace(0, 1, max(2, int(np.ceil(np.hypot(*(b - a)) / step))),
+                              endpoint=False)[:, None] * (b - a) for a, b in zip(v, v[1:])]
+    return np.vstack(pieces + [v[-1:]])
+
+
 def spread_and_gap(points, edge, window: dict, closed: bool = True) -> tuple[float, float]:
     """How far a drawn witness reaches from the claim's edge (a polyline): its extent and the
     distance of its farthest point from the edge, both as shares of the axes `window` describes
@@ -140,7 +151,7 @@ def spread_and_gap(points, edge, window: dict, closed: bool = True) -> tuple[flo
     s = axes_fractions(densify(points) if closed else points, *args)
     # the edge's segments sampled in the axes' own fractions, so a long straight stretch of it
     # (on a log axis too) is not missed between its ends
-    e = densify(axes_fractions(edge, *args), per_edge=24, closed=False)
+    e = along(axes_fractions(edge, *args), step=NEAR / 8)
     spread = float(np.max(s.max(axis=0) - s.min(axis=0))) if len(s) else 0.0
     distances = np.hypot(*(s[:, None, :] - e[None, :, :]).transpose(2, 0, 1)).min(axis=1)
     return spread, float(distances.max())

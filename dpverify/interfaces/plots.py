@@ -131,8 +131,8 @@ def _wealth_panel(ax, result, data) -> list[dict]:
     wd = data["witness"]
     runs = [n for n, _ in wd["wealth_path"]]
     wealth = [w for _, w in wd["wealth_path"]]
-    colour = VIOLATION_RED if wd["outside"] else PASS_BLUE
-    ax.plot(runs, wealth, marker="o", ms=3, color=colour,
+    # the path in grey: only what crosses the line proves anything, and that is circled in red
+    ax.plot(runs, wealth, marker="o", ms=3, color=TEST_GREY,
             label="wealth of the bets against the claim (1 at the start)")
     ax.axhline(wd["threshold"], color="#333333", ls="--", lw=1,
                label=f"1/α_bet = {wd['threshold']:.4g}: reaching it proves a violation")
