@@ -11,6 +11,9 @@ from dpverify.pairs import at_distance
 from mechanisms_under_test import ZOO
 from mechanisms_under_test.basic import make_laplace
 
+# one worker runs this module, so its module fixture's audits run once (pyproject: loadgroup)
+pytestmark = pytest.mark.xdist_group("test_privacy_views")
+
 
 @pytest.fixture(scope="module")
 def laplace_curves():
