@@ -249,6 +249,9 @@ PATTERN_VALUES = 8
 def value_matrix(outputs, where: np.ndarray) -> np.ndarray | None:
     """The numbers of the outputs at `where`, one row per run (`numbers_of`); None when they do
     not all have the same count of numbers."""
+    if (isinstance(outputs, np.ndarray) and not isinstance(outputs, np.ma.MaskedArray)
+            and outputs.dtype.kind in "biuf"):   # a batched numeric output: no loop needed
+        return outputs[where].reshape(len(where), -1).astype(float) if len(where) else None
     numbers = [numbers_of(outputs[int(i)]) for i in where]
     if not numbers or len({len(n) for n in numbers}) != 1:
         return None
@@ -274,9 +277,11 @@ def _group_keys(struct_ids, outputs, hits, columns=None) -> tuple[dict, dict]:
             continue
         cols = pattern_columns(values) if cols is None else cols
         learned[shape] = cols
-        keys = [tuple(row) for row in values[:, cols]]
-        for key in dict.fromkeys(keys):
-            groups[(shape, key)] = where[[k == key for k in keys]]
+        patterns, which = np.unique(values[:, cols], axis=0, return_inverse=True)
+        order = np.argsort(which.ravel(), kind="stable")
+        for pattern, runs in zip(patterns, np.split(where[order],
+                                                    np.cumsum(np.bincount(which.ravel()))[:-1])):
+            groups[(shape, tuple(pattern.tolist()))] = runs
     return groups, learned
 
 
