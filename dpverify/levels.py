@@ -31,6 +31,22 @@ def holds_at(witness, claim: float, delta: float, factor: float) -> bool:
     return bool(float(bound) > claim)
 
 
+def least_factor(witness, claim: float, delta: float, largest: float) -> float:
+    """The least level factor f in [SMALLEST_FACTOR, `largest`] at which `witness` still shows
+    ε > `claim` (`holds_at` at f = `largest` is the caller's to check), by bisection on ln f to
+    1%, from above: the factor returned always holds."""
+    if holds_at(witness, claim, delta, SMALLEST_FACTOR):
+        return SMALLEST_FACTOR
+    low, high = math.log(SMALLEST_FACTOR), math.log(largest)
+    while high - low > 0.01:
+        mid = (low + high) / 2
+        if holds_at(witness, claim, delta, math.exp(mid)):
+            high = mid
+        else:
+            low = mid
+    return math.exp(high)
+
+
 def evidence_level(witness, claim: float, delta: float, alpha: float) -> float:
     """α·f for the least factor f ≤ 1 at which `witness` still shows ε > `claim` with every
     level multiplied by f (`holds_at`): how often, at most, a mechanism meeting its claim gives
@@ -38,16 +54,7 @@ def evidence_level(witness, claim: float, delta: float, alpha: float) -> float:
     with probability ≤ 1/e); the others' is found by bisection on ln f, to 1%."""
     if witness.certificate in BETTING_KINDS:
         return min(alpha, alpha / (witness.e_value * witness.betting_alpha))
-    low, high = math.log(SMALLEST_FACTOR), 0.0   # holds at e^high, and is searched below
-    if holds_at(witness, claim, delta, SMALLEST_FACTOR):
-        return alpha * SMALLEST_FACTOR
-    while high - low > 0.01:
-        mid = (low + high) / 2
-        if holds_at(witness, claim, delta, math.exp(mid)):
-            high = mid
-        else:
-            low = mid
-    return alpha * math.exp(high)
+    return alpha * least_factor(witness, claim, delta, 1.0)
 
 
 def claim_pvalue(witness, test_epsilon: float, delta: float, alpha: float) -> float:
@@ -63,13 +70,6 @@ def claim_pvalue(witness, test_epsilon: float, delta: float, alpha: float) -> fl
     largest = min(1.0 / alpha, 0.5 / per_bound)
     if not holds_at(witness, test_epsilon, delta, largest):
         return 1.0
-    low, high = math.log(SMALLEST_FACTOR), math.log(largest)
-    if holds_at(witness, test_epsilon, delta, SMALLEST_FACTOR):
-        return alpha * SMALLEST_FACTOR
-    while high - low > 0.01:
-        mid = (low + high) / 2
-        if holds_at(witness, test_epsilon, delta, math.exp(mid)):
-            high = mid
-        else:
-            low = mid
-    return min(1.0, alpha * math.exp(high))
+    # searched below 1 when it holds at 1, so a violation's p-value is never rounded up past α
+    top = 1.0 if holds_at(witness, test_epsilon, delta, 1.0) else largest
+    return min(1.0, alpha * least_factor(witness, test_epsilon, delta, top))
