@@ -16,9 +16,17 @@ from ..evidence import floor_to
 from ..region import boundary
 from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, TEST_GREY, VIOLATION_RED,
                       add_element, axes_record, claim_label, confidence_text, headline,
-                      legend_below, plt,
-                      save_figure, show_witness)
+                      legend_below, plt, save_figure, show_witness)
 from .figures import claimed_profile, shape_delta_lower, to_tradeoff
+
+
+def finished(fig, ax, result, path: Path, records: list) -> list[dict]:
+    """Every curve picture's last steps: legend under the axes, the verdict on top, saved; its
+    records returned."""
+    legend_below(ax)
+    headline(fig, result, 75)
+    save_figure(fig, path)
+    return records
 
 
 def _is_violation(result) -> bool:
@@ -60,14 +68,10 @@ def tradeoff_plot(result, path: Path, data: dict, exact_tradeoff=None) -> list[d
     if wd and wd["shape"]:
         a = np.linspace(0, 1, 4001)
         edge = np.column_stack([a, boundary(a, result.claimed_epsilon, result.claimed_delta)])
-        zoom = show_witness(ax, record, to_tradeoff(wd["shape"]), edge, wd["outside"],
-                            "the witness, where its certificate puts it",
-                            lambda inset, xlim: _draw_region_ab(inset, result, xlim))
-        records += [zoom] if zoom else []
-    legend_below(ax)
-    headline(fig, result, 75)
-    save_figure(fig, path)
-    return records
+        records += show_witness(ax, record, to_tradeoff(wd["shape"]), edge, wd["outside"],
+                                "the witness, where its certificate puts it",
+                                lambda inset, xlim: _draw_region_ab(inset, result, xlim))
+    return finished(fig, ax, result, path, records)
 
 
 def loss_bounds_plot(result, path: Path, data: dict) -> list[dict]:
@@ -107,16 +111,12 @@ def loss_bounds_plot(result, path: Path, data: dict) -> list[dict]:
         red = certified > eps and _is_violation(result)
         line = [(xlim[0], certified), (xlim[1], certified)]
         edge = [(x, eps) for x in np.linspace(*xlim, 50)]
-        zoom = show_witness(ax, record, line, edge, red,
-                            f"witness: certified ε ≥ {floor_to(certified, 4):.4g}",
-                            lambda inset, lim: (inset.axhspan(-1e9, eps, color=CLAIM_GREEN),
-                                                inset.axhline(eps, color=CLAIM_LINE)),
-                            closed=False, square=False)
-        records += [zoom] if zoom else []
-    legend_below(ax)
-    headline(fig, result, 75)
-    save_figure(fig, path)
-    return records
+        records += show_witness(ax, record, line, edge, red,
+                                f"witness: certified ε ≥ {floor_to(certified, 4):.4g}",
+                                lambda inset, lim: (inset.axhspan(-1e9, eps, color=CLAIM_GREEN),
+                                                    inset.axhline(eps, color=CLAIM_LINE)),
+                                closed=False, square=False)
+    return finished(fig, ax, result, path, records)
 
 
 def _profile_edge(result, eps_grid, floor: float) -> np.ndarray:
@@ -168,15 +168,11 @@ def delta_plot(result, path: Path, data: dict) -> list[dict]:
                 label="the witness's certified lower bound")
     if above.any():
         points = list(zip(grid[above], witness[above]))
-        zoom = show_witness(ax, record, points, _profile_edge(result, grid, floor),
-                            _is_violation(result), "where it exceeds what the claim allows",
-                            lambda inset, xlim: _draw_profile(inset, result, xlim, floor),
-                            closed=False, square=False)
-        records += [zoom] if zoom else []
-    legend_below(ax)
-    headline(fig, result, 75)
-    save_figure(fig, path)
-    return records
+        records += show_witness(ax, record, points, _profile_edge(result, grid, floor),
+                                _is_violation(result), "where it exceeds what the claim allows",
+                                lambda inset, xlim: _draw_profile(inset, result, xlim, floor),
+                                closed=False, square=False)
+    return finished(fig, ax, result, path, records)
 
 
 def _draw_profile(ax, result, xlim, floor: float) -> None:
@@ -216,16 +212,12 @@ def pvalue_plot(result, path: Path) -> list[dict] | None:
     if rejected.any():
         edge = [(eps, floor), (eps, alpha)] + [(x, alpha) for x in np.linspace(eps, grid[-1], 60)]
         points = list(zip(grid[rejected], np.maximum(pv[rejected], floor)))
-        zoom = show_witness(ax, record, points, edge, _is_violation(result),
-                            "where the witness rejects the claim",
-                            lambda inset, xlim: _draw_rejection(inset, eps, xlim[1], floor,
-                                                                alpha),
-                            closed=False, square=False)
-        records += [zoom] if zoom else []
-    legend_below(ax)
-    headline(fig, result, 75)
-    save_figure(fig, path)
-    return records
+        records += show_witness(ax, record, points, edge, _is_violation(result),
+                                "where the witness rejects the claim",
+                                lambda inset, xlim: _draw_rejection(inset, eps, xlim[1], floor,
+                                                                    alpha),
+                                closed=False, square=False)
+    return finished(fig, ax, result, path, records)
 
 
 def _draw_rejection(ax, eps: float, right: float, floor: float, alpha: float,
@@ -273,12 +265,9 @@ def privacy_loss_plot(result, path: Path) -> list[dict]:
     if note:
         ax.text(0.98, 0.02, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
                 color="#444444", bbox=dict(facecolor="white", alpha=0.85, edgecolor="none"))
-    legend_below(ax)
-    headline(fig, result, 75)
     record = axes_record(ax, "loss_estimate")
     add_element(record, "estimate", list(zip(L[finite], P[finite])), False)
-    save_figure(fig, path)
-    return [record]
+    return finished(fig, ax, result, path, [record])
 
 
 __all__ = ["tradeoff_plot", "loss_bounds_plot", "delta_plot", "pvalue_plot",

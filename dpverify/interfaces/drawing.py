@@ -120,16 +120,13 @@ def axes_fractions(points, xlim, ylim, xscale: str, yscale: str) -> np.ndarray:
     return np.column_stack([frac(pts[:, 0], xlim, xscale), frac(pts[:, 1], ylim, yscale)])
 
 
-def densify(points, per_edge: int = 12, closed: bool = True) -> np.ndarray:
-    """A polygon's outline (or an open polyline's, when not `closed`) as many points: its
-    vertices and points along each edge, evenly in the coordinates given."""
+def densify(points, per_edge: int = 12) -> np.ndarray:
+    """A closed polygon's outline as many points: its vertices and points along each edge."""
     v = np.asarray(points, dtype=float).reshape(-1, 2)
     if len(v) < 2:
         return v
     t = np.linspace(0, 1, per_edge, endpoint=False)[:, None]
-    ends = np.roll(v, -1, axis=0) if closed else v[1:]
-    tail = [] if closed else [v[-1:]]
-    return np.vstack([a + t * (b - a) for a, b in zip(v, ends)] + tail)
+    return np.vstack([a + t * (b - a) for a, b in zip(v, np.roll(v, -1, axis=0))])
 
 
 def along(polyline, step: float) -> np.ndarray:
@@ -199,13 +196,13 @@ def inset_window(points, edge, ax, square: bool = True) -> tuple[tuple, tuple]:
 
 
 def show_witness(ax, record: dict, points, edge, red: bool, label, draw_claim,
-                 zoomed: bool = False, closed: bool = True, square: bool = True) -> dict | None:
+                 zoomed: bool = False, closed: bool = True, square: bool = True) -> list[dict]:
     """Draw the witness (a polygon, or a curve when not `closed`) on `ax` after its limits are
     set, and record it. When it is a speck, ring it; when it is a speck or reaches less than
     NEAR from the claim's `edge` and the panel is not already `zoomed` on it, add an inset
     zoomed on both, drawn by `draw_claim(inset, xlim)` and the same witness. Only a red witness
-    (a violation) is ringed and zoomed: a pass's needs no pointing at. Returns the inset's
-    record, if any."""
+    (a violation) is ringed and zoomed: a pass's needs no pointing at. Returns the records it
+    adds to the picture's: the inset's, or none."""
     colour = VIOLATION_RED if red else PASS_BLUE
     draw = draw_polygon if closed else draw_curve
     draw(ax, points, colour, label)
@@ -218,7 +215,7 @@ def show_witness(ax, record: dict, points, edge, red: bool, label, draw_claim,
     if ring:
         ax.plot(*centre, marker="o", ms=16, mfc="none", mec=colour, mew=1.6, zorder=6)
     if zoomed or not red or (gap >= NEAR and not ring):
-        return None
+        return []
     fx, fy = axes_fractions([centre], record["xlim"], record["ylim"], record["xscale"],
                             record["yscale"])[0]
     inset = ax.inset_axes([0.06 if fx > 0.5 else 0.58, 0.50 if fy < 0.5 else 0.08, 0.36, 0.36])
@@ -239,7 +236,7 @@ def show_witness(ax, record: dict, points, edge, red: bool, label, draw_claim,
     zoom = axes_record(inset, record["coords"])
     zoom.update({k: v for k, v in record.items() if k not in zoom})  # e.g. its significance
     add_element(zoom, "witness", points, red)
-    return zoom
+    return [zoom]
 
 
 __all__ = ["VIOLATION_RED", "PASS_BLUE", "CLAIM_GREEN", "CLAIM_LINE", "TEST_GREY", "PASS_GREEN",

@@ -118,9 +118,9 @@ def _family_panel(ax, result, data) -> list[dict]:
     wd = data["witness"]
     if wd and wd["shape"]:
         shape = [(max(q, q0), p) for q, p in wd["shape"]]
-        zoom = show_witness(ax, record, shape, edge_qp(result, (q0, 1.0)), wd["outside"], None,
-                            lambda inset, xlim: draw_region_qp(inset, result, xlim, False))
-        records += [zoom] if zoom else []
+        records += show_witness(ax, record, shape, edge_qp(result, (q0, 1.0)), wd["outside"],
+                                None, lambda inset, xlim: draw_region_qp(inset, result, xlim,
+                                                                         False))
     legend_below(ax)
     return records
 
