@@ -15,7 +15,6 @@ from ..stats import wilson_bounds
 # holds at all of them jointly, so the grid's size costs nothing)
 ORDERS = np.geomspace(1.01, 256.0, 96)
 SEARCH_SAMPLES = 1 << 17      # search runs per input and pair (at most the certifying size)
-MAX_THRESHOLDS = 4096         # thresholds per score model tried on the search sample
 SHRINK_Z = 1.0                # planning: search rates shrunk this many standard errors together
 SEED_TAG = 0x7A636470         # "zcdp": the Rényi part draws apart from the implied audit
 
