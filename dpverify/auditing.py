@@ -1,5 +1,6 @@
 """`dpverify.audit`: the claim decides which audit runs — (ε, δ) (`pipeline.AuditRun`), ρ-zCDP
-(`dpverify.zcdp.audit_zcdp`) or (α, ρ)-RDP (`pipeline.rdp.audit_rdp`).
+(`dpverify.zcdp.audit_zcdp`), (α, ρ)-RDP (`pipeline.rdp.audit_rdp`) or a curve: μ-GDP, f-DP or
+a privacy profile (`dpverify.fdp.audit_curve`).
 
 It sits above both the pipeline and `dpverify.zcdp` (which runs the (ε, δ) pipeline for its
 implied claim), so neither imports the other through it."""
@@ -21,20 +22,47 @@ def is_zcdp_claim(mech, epsilon=None, zcdp=None) -> bool:
                                 and mech.zcdp is not None)
 
 
-def confirm_applies(mech, epsilon=None, zcdp=None) -> bool:
-    """Whether `audit(confirm=True)` applies: the claim audited is (ε, δ), not ρ-zCDP or RDP
-    (the interfaces turn confirmation on for the audits it applies to)."""
+def is_curve_claim(mech, epsilon=None, zcdp=None, curve=None) -> bool:
+    """Whether `audit` audits a curve claim (dpverify.fdp): one is given (`curve`: the gdp=,
+    tradeoff= or profile= value, or a CurveClaim), or the mechanism declares one and no ε or ρ
+    is given."""
+    return curve is not None or (epsilon is None and zcdp is None
+                                 and as_mechanism(mech).curve is not None)
+
+
+def is_ed_claim(mech, epsilon=None, zcdp=None, curve=None) -> bool:
+    """Whether `audit` audits an (ε, δ) claim, the one the report's curves, measurement runs,
+    time budgets and confirmation apply to."""
     mech = as_mechanism(mech)
-    if is_zcdp_claim(mech, epsilon, zcdp):
+    return not (is_zcdp_claim(mech, epsilon, zcdp) or is_curve_claim(mech, epsilon, zcdp, curve)
+                or (epsilon is None and mech.epsilon is None and mech.rdp is not None))
+
+
+def confirm_applies(mech, epsilon=None, zcdp=None, curve=None) -> bool:
+    """Whether `audit(confirm=True)` applies: the claim audited is (ε, δ), not ρ-zCDP, RDP or
+    a curve (the interfaces turn confirmation on for the audits it applies to)."""
+    mech = as_mechanism(mech)
+    if is_zcdp_claim(mech, epsilon, zcdp) or is_curve_claim(mech, epsilon, zcdp, curve):
         return False
     return not (epsilon is None and mech.epsilon is None and mech.rdp is not None)
 
 
 def _other_claim(mech, options: dict):
-    """The result of a zCDP or RDP audit when that is the claim, else None."""
-    if options["confirm"] and not confirm_applies(mech, options["epsilon"], options["zcdp"]):
+    """The result of a zCDP, RDP or curve audit when that is the claim, else None."""
+    curve = options["curve"]
+    if options["confirm"] and not confirm_applies(mech, options["epsilon"], options["zcdp"],
+                                                  curve):
         raise InvalidClaimError("confirm= applies to (epsilon, delta) claims; "
-                                f"{mech.name!r} is audited for a zCDP or RDP claim")
+                                f"{mech.name!r} is audited for a zCDP, RDP or curve claim")
+    if curve is not None and (options["epsilon"] is not None or options["zcdp"] is not None):
+        raise InvalidClaimError("gdp=, tradeoff= and profile= are claims of their own: give "
+                                "one claim, not epsilon= or zcdp= beside them")
+    if is_curve_claim(mech, options["epsilon"], options["zcdp"], curve):
+        if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
+            raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
+                                    f"delta) claims; {mech.name!r} is audited for a curve")
+        from .fdp import audit_curve
+        return audit_curve(mech, claim=curve, **_shared(options))
     if is_zcdp_claim(mech, options["epsilon"], options["zcdp"]):
         if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
             raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
@@ -59,7 +87,8 @@ def _shared(options: dict, *more: str) -> dict:
 def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
           progress=None, curves=False, stop_early=True,
-          floating_point=None, seconds=None, zcdp=None, confirm=False) -> AuditResult:
+          floating_point=None, seconds=None, zcdp=None, confirm=False, gdp=None, tradeoff=None,
+          profile=None) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -102,6 +131,9 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     zcdp: audit a rho-zCDP claim instead (default: as declared with
     `@dpverify.mechanism(zcdp=...)`); `delta` is then the δ of the implied (ε, δ) claim that is
     audited beside it (`dpverify.zcdp.audit_zcdp`).
+    gdp, tradeoff, profile: audit a curve claim instead (default: as declared): μ-GDP, a
+    trade-off function α ↦ f(α), or a privacy profile ε ↦ δ(ε) (`dpverify.fdp.audit_curve`,
+    which returns a `CurveAuditResult`; docs/fdp.md).
     """
     started = time.perf_counter()
     mech = as_mechanism(mechanism)
@@ -110,7 +142,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                    certify_per_stage=certify_per_stage, time_limit=time_limit, progress=progress,
                    curves=curves, stop_early=stop_early, floating_point=floating_point,
                    seconds=seconds, confirm=confirm)
-    other = _other_claim(mech, {**options, "zcdp": zcdp})
+    curve = None
+    if gdp is not None or tradeoff is not None or profile is not None:
+        from .curve_claim import curve_claim
+        curve = curve_claim(gdp=gdp, tradeoff=tradeoff, profile=profile)
+    other = _other_claim(mech, {**options, "zcdp": zcdp, "curve": curve})
     if other is not None:
         return other
     return AuditRun(mech, build_request(mech, **options), started=started).run()

@@ -117,6 +117,9 @@ class Mechanism:
     # the audit's default `samples` for this mechanism (certifying runs per input at the last
     # stage); None: the engine's default for its form (options.default_samples)
     samples: int | None = None
+    # a curve claim instead of (epsilon, delta): a dpverify.fdp.CurveClaim (μ-GDP, a trade-off
+    # function or a privacy profile), audited by dpverify.fdp.audit_curve
+    curve: Any = field(default=None, compare=False)
     # a decorator whose arguments (or whose function's signature) cannot be audited: the error,
     # naming the mechanism, that every audit of it raises (`as_mechanism`). Recorded instead of
     # raised at import so that one bad declaration does not make its whole file unloadable.
@@ -164,7 +167,8 @@ def _defined_at(fn) -> str:
 
 def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
               exact_tradeoff: Callable | None = None, rdp=None, floating_point: bool = False,
-              randomness: str = "rng", zcdp=None, samples: int | None = None):
+              randomness: str = "rng", zcdp=None, samples: int | None = None,
+              gdp=None, tradeoff=None, profile=None):
     """Declare that the decorated function is (epsilon, delta)-DP on the given neighbouring pairs.
 
     The function is either scalar, ``f(data, rng) -> output``, or batched,
@@ -179,6 +183,11 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     at the last stage (e.g. smaller for a mechanism whose every call costs milliseconds);
     ``audit(samples=...)`` and the command line's ``--samples`` still override it.
     ``rdp=(alpha, rho)`` declares a Rényi-DP claim instead (audited by ``audit_rdp``).
+    A whole curve can be the claim instead (audited by ``dpverify.fdp.audit_curve``):
+    ``gdp=mu`` (μ-Gaussian DP), ``tradeoff=f`` (f-DP: every test of D′ against D with
+    false-positive rate α has false-negative rate ≥ f(α)) or ``profile=delta_of`` ((ε,
+    delta_of(ε))-DP for every ε ≥ 0, e.g. an accountant's curve: ``dpverify.libraries.
+    accountants``).
     ``exact_tradeoff``, optional: the mechanism's known trade-off curve (e.g.
     ``dpverify.region.laplace_tradeoff(1.0)``), drawn in reports; the audit never uses it.
     ``floating_point=True``: the claim is about the outputs exactly as computed in floating
@@ -194,7 +203,8 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     every audit of it raises that error (InvalidClaimError, or MechanismError for the
     signature). The other mechanisms of the same file stay auditable.
     """
-    claim, problem = _validated_claim(epsilon, delta, rdp, randomness, samples, zcdp)
+    claim, problem = _validated_claim(epsilon, delta, rdp, randomness, samples, zcdp,
+                                      dict(gdp=gdp, tradeoff=tradeoff, profile=profile))
 
     def wrap(fn):
         return _declare(fn, name, problem, pairs=pairs, exact_tradeoff=exact_tradeoff,
@@ -203,8 +213,8 @@ def mechanism(epsilon=None, delta=0.0, pairs=None, name: str | None = None,
     return wrap
 
 
-def _validated_claim(epsilon, delta, rdp, randomness, samples,
-                     zcdp) -> tuple[dict, InvalidClaimError | None]:
+def _validated_claim(epsilon, delta, rdp, randomness, samples, zcdp,
+                     curve) -> tuple[dict, InvalidClaimError | None]:
     """The decorator's claim arguments, validated, and None; or, when they cannot be audited,
     the defaults (no claim, delta 0, randomness "rng", no samples) and the InvalidClaimError.
 
@@ -220,20 +230,26 @@ def _validated_claim(epsilon, delta, rdp, randomness, samples,
         samples = validate_samples(samples)
         if zcdp is not None:
             zcdp = validate_zcdp(zcdp)
-        if sum(claim is not None for claim in (epsilon, rdp, zcdp)) > 1:
+        if any(value is not None for value in curve.values()):
+            from .curve_claim import curve_claim  # scipy.stats: only for curve claims
+            curve = curve_claim(**curve)
+        else:
+            curve = None
+        if sum(claim is not None for claim in (epsilon, rdp, zcdp, curve)) > 1:
             raise InvalidClaimError("declare one claim per mechanism: epsilon= (with delta=), "
-                                    "rdp=(alpha, rho) or zcdp=rho")
+                                    "rdp=(alpha, rho), zcdp=rho, gdp=mu, tradeoff=f or "
+                                    "profile=delta_of")
         problem = None
     except InvalidClaimError as exc:
         problem = exc
-        epsilon = rdp = zcdp = samples = None
+        epsilon = rdp = zcdp = samples = curve = None
         delta, randomness = 0.0, "rng"
     return dict(epsilon=epsilon, delta=delta, rdp=rdp, randomness=randomness, samples=samples,
-                zcdp=zcdp), problem
+                zcdp=zcdp, curve=curve), problem
 
 
 def _declare(fn, name, problem, *, epsilon, delta, pairs, exact_tradeoff, rdp, floating_point,
-             randomness, zcdp, samples) -> Mechanism:
+             randomness, zcdp, samples, curve) -> Mechanism:
     """The Mechanism `@mechanism(...)` makes of `fn`, carrying `fn`'s name, docstring and
     module. A declaration that cannot be audited (`problem`, or a signature without (data,
     rng)) is recorded as its `declaration_error`, naming the function and where it is defined."""
@@ -250,7 +266,7 @@ def _declare(fn, name, problem, *, epsilon, delta, pairs, exact_tradeoff, rdp, f
                      epsilon=epsilon, delta=float(delta),
                      pairs=pairs, batched=batched, exact_tradeoff=exact_tradeoff,
                      rdp=rdp, floating_point=bool(floating_point), randomness=randomness,
-                     zcdp=zcdp, samples=samples, declaration_error=error)
+                     zcdp=zcdp, samples=samples, curve=curve, declaration_error=error)
     for attr in ("__doc__", "__module__", "__qualname__"):
         object.__setattr__(mech, attr, getattr(fn, attr, None))
     object.__setattr__(mech, "__wrapped__", fn)
