@@ -77,6 +77,19 @@ def check_zcdp(value, name: str = "zcdp") -> float:
     return validate_zcdp(value)
 
 
+def check_gdp(value, name: str = "gdp") -> float:
+    """A claimed μ of μ-GDP: a finite number > 0 (`curve_claim.gdp_claim`)."""
+    if isinstance(value, bool):
+        raise InvalidClaimError(f"{name} must be a number mu > 0, got {value!r}")
+    try:
+        mu = float(value)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"{name} must be a number mu > 0, got {value!r}") from None
+    if not (mu > 0 and math.isfinite(mu)):
+        raise InvalidClaimError(f"{name} must be a finite number mu > 0, got {value!r}")
+    return mu
+
+
 def check_confidence(value, name: str = "confidence") -> float:
     """The confidence of certified bounds: a number in (0, 1)."""
     try:
@@ -156,9 +169,17 @@ def check_session_budget(value, name: str = "budget") -> float:
 
 
 def check_zcdp_combination(values: dict, spell: Callable[[str], str]) -> None:
-    """A ρ-zCDP claim replaces ε, and measurement runs apply to (ε, δ) claims only; with zCDP,
-    δ is the implied (ε, δ) claim's (`mechanism.validate_zcdp_delta`). `spell(name)` is the option as the
-    user wrote it."""
+    """A ρ-zCDP or μ-GDP claim replaces ε, and measurement runs apply to (ε, δ) claims only;
+    with zCDP, δ is the implied (ε, δ) claim's (`mechanism.validate_zcdp_delta`); a GDP claim
+    has no δ. `spell(name)` is the option as the user wrote it."""
+    if values.get("gdp") is not None:
+        for other in ("epsilon", "zcdp", "delta"):
+            if values.get(other) is not None:
+                raise InvalidClaimError(f"{spell('gdp')} is a claim of its own (a whole curve): "
+                                        f"give it without {spell(other)}")
+        if values.get("measure") or values.get("seconds") is not None:
+            raise InvalidClaimError(f"{spell('measure')} and {spell('seconds')} apply to (ε, δ) "
+                                    f"claims, not to {spell('gdp')}")
     if values.get("zcdp") is None:
         return
     if values.get("epsilon") is not None:
@@ -250,6 +271,10 @@ _AUDIT_OPTIONS = [
     Option("zcdp", "audit a ρ-zCDP claim instead (D_α ≤ ρα for every order α > 1), and the "
                    "(ρ + 2√(ρ ln 1/δ), δ)-DP claim it implies; not with --epsilon",
            keyword="zcdp", check=check_zcdp, cli=Cli("--zcdp", dict(type=float, metavar="RHO"))),
+    Option("gdp", "audit a μ-Gaussian-DP claim instead (every test of D′ against D has "
+                  "β ≥ Φ(Φ⁻¹(1 − α) − μ)), tested at every point of the curve at once; not "
+                  "with --epsilon, --delta or --zcdp",
+           keyword="gdp", check=check_gdp, cli=Cli("--gdp", dict(type=float, metavar="MU"))),
     Option("confidence", "confidence of certified bounds; false-alarm rate ≤ 1 − this "
                          "(default %(default)s)", keyword="confidence", default=0.95,
            check=check_confidence,
@@ -351,7 +376,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in _AUDIT_OPTIONS + _INTERFACE_OPT
 
 # Which options each interface offers, in the order its help lists them.
 COMMON_FLAGS = ("debug",)   # every `dpverify` subcommand
-AUDIT_FLAGS = ("targets", "epsilon", "delta", "zcdp", "confidence", "samples", "seed", "jobs",
+AUDIT_FLAGS = ("targets", "epsilon", "delta", "zcdp", "gdp", "confidence", "samples", "seed", "jobs",
                "backend", "scheduler", "time_limit", "floating_point", "measure", "seconds",
                "confirm", "json", "report")
 GATE_FLAGS = ("targets", "baseline", "update_baseline", "tolerance", "changed_since", "junit",
@@ -385,7 +410,7 @@ __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "C
            "CONFIRM_ENV", "confirm_requested",
            "PLUGIN_OPTIONS", "PLUGIN_INI_HELP", "PROFILES", "DEFAULT_SAMPLES_BATCHED", "check_parsed",
            "DEFAULT_SAMPLES_SCALAR", "default_samples", "check_values", "check_epsilon",
-           "check_delta", "check_zcdp", "check_confidence", "check_samples", "check_seed",
+           "check_delta", "check_zcdp", "check_gdp", "check_confidence", "check_samples", "check_seed",
            "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds",
            "check_tolerance", "check_session_budget",
            "check_zcdp_combination"]

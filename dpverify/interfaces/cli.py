@@ -104,16 +104,17 @@ def _dask_client(address: str):
 
 def audit_options(args, mech) -> dict:
     """The keywords of `dpverify.audit` that `dpverify audit`'s arguments set for `mech`."""
-    from ..auditing import confirm_applies, is_zcdp_claim
+    from ..auditing import confirm_applies, is_ed_claim
+    claims = (args.epsilon, args.zcdp, args.gdp)
     return dict(epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
                 samples=args.samples, seed=args.seed, n_jobs=args.jobs,
                 backend="dask" if args.scheduler else args.backend, time_limit=args.time_limit,
-                curves=bool(args.report) and not is_zcdp_claim(mech, args.epsilon, args.zcdp),
+                curves=bool(args.report) and is_ed_claim(mech, *claims),
                 stop_early=not args.measure,
                 floating_point=True if args.floating_point else None,
-                seconds=args.seconds, zcdp=args.zcdp,
+                seconds=args.seconds, zcdp=args.zcdp, gdp=args.gdp,
                 confirm=(confirm_requested(args.confirm)
-                         and confirm_applies(mech, args.epsilon, args.zcdp)))
+                         and confirm_applies(mech, *claims)))
 
 
 @dataclass

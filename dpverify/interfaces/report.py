@@ -61,7 +61,9 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
     """DIR/result.json, DIR/report.md, DIR/index.html (self-contained) and PNG plots
     (DIR/tradeoff.png, DIR/delta_curve.png, DIR/pvalue.png; one folder per mechanism when there
     are several). `mechanisms` (same order as results) supplies known exact trade-off curves."""
+    from ..fdp import CurveAuditResult
     from ..zcdp import ZcdpAuditResult
+    from .fdp_report import write_fdp_plots
     from .zcdp_report import write_zcdp_plots
     from .plots import write_plots
 
@@ -73,6 +75,8 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
         folder = _plot_dir(directory, result, single=len(results) == 1)
         if isinstance(result, ZcdpAuditResult):
             names = write_zcdp_plots(result, folder)
+        elif isinstance(result, CurveAuditResult):
+            names, figures[result.mechanism] = write_fdp_plots(result, folder)
         else:
             names, figures[result.mechanism] = write_plots(result, folder,
                                                            exact.get(result.mechanism))
