@@ -9,7 +9,8 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
   ``-W error::dpverify.InconclusiveAuditWarning``;
 - the marker ``@pytest.mark.dp(epsilon=, delta=, pairs=)``, giving the claim to ``dp_audit``
   (or ``@pytest.mark.dp(zcdp=RHO, pairs=)``: a ρ-zCDP claim, audited by ``dpverify.zcdp`` with
-  ``delta`` the δ of the (ε, δ) claim it implies);
+  ``delta`` the δ of the (ε, δ) claim it implies; or a curve, ``gdp=MU``, ``tradeoff=f`` or
+  ``profile=delta_of``, audited by ``dpverify.fdp``);
 - collection: ``pytest --dpverify PATH`` (repeatable) or the ini option ``dpverify_paths`` turns
   every ``@dpverify.mechanism`` in those files into a test item named after it. Given no test
   path, ``pytest --dpverify mine.py`` collects only mine.py (not the tests under the current
@@ -118,7 +119,8 @@ class _Settings:
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "dp(epsilon, delta=0, pairs=None) or dp(zcdp=rho, pairs=None): the privacy "
+        "markers", "dp(epsilon, delta=0, pairs=None), dp(zcdp=rho, pairs=None) or a curve, "
+        "dp(gdp=mu | tradeoff=f | profile=delta_of, pairs=None): the privacy "
                    "claim dp_audit checks")
     settings = _Settings(config)
     config._dpverify = settings
@@ -195,10 +197,11 @@ class MechanismItem(pytest.Item):
         if self.mechanism.declaration_error is not None:  # e.g. epsilon=-1: name it, fail
             error = self.mechanism.declaration_error
             raise type(error)(str(error))
-        if self.mechanism.epsilon is None and self.mechanism.zcdp is None:
-            raise DpVerifyError(f"{self.mechanism.name} declares no epsilon; give "
-                                "@dpverify.mechanism(epsilon=..., pairs=...) or "
-                                "@dpverify.mechanism(zcdp=..., pairs=...)")
+        mech = self.mechanism
+        if mech.epsilon is None and mech.zcdp is None and mech.curve is None:
+            raise DpVerifyError(f"{mech.name} declares no claim; give "
+                                "@dpverify.mechanism(epsilon=..., pairs=...), zcdp=..., or a "
+                                "curve: gdp=..., tradeoff=... or profile=...")
         from ..auditing import confirm_applies
         confirm = self.config._dpverify.confirm and confirm_applies(self.mechanism)
         run_audit(self, self.mechanism, call_index=1,
@@ -241,6 +244,10 @@ def violation_report(result, reproduce: str) -> str:
         lines[1:] = [f"  claimed  {result.claim_text()}",
                      f"  {result.rho_clause()} at confidence {result.confidence:.6g}",
                      f"  {result.implied_clause()}"]
+    if hasattr(result, "certified_clause"):  # a curve audit (dpverify.fdp)
+        lines[1:] = [f"  claimed  {result.claim_text()}",
+                     f"  {result.certified_clause()} at confidence {result.confidence:.6g}",
+                     f"  {result.reference_clause()}"]
     confirmation = getattr(result, "confirmation", None)
     if confirmation is not None:
         lines.append("  " + confirmation_text(confirmation.as_dict(), result.claimed_epsilon))
@@ -264,8 +271,9 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     confidence = kwargs.pop("confidence", settings.confidence_for(call_index))
     n_jobs = kwargs.pop("n_jobs", settings.jobs)
     from ..auditing import confirm_applies
+    curve = next((kwargs[k] for k in CURVE_CLAIMS if kwargs.get(k) is not None), None)
     if settings.confirm and "confirm" not in kwargs and confirm_applies(
-            mechanism, kwargs.get("epsilon"), kwargs.get("zcdp")):
+            mechanism, kwargs.get("epsilon"), kwargs.get("zcdp"), curve):
         kwargs["confirm"] = True
     result = dpverify.audit(mechanism, seed=seed, samples=samples, confidence=confidence,
                             n_jobs=n_jobs, **kwargs)
@@ -279,25 +287,32 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     return result
 
 
-def _claim_kwargs(epsilon, zcdp, marker: dict) -> dict:
-    """{"epsilon": ...} or {"zcdp": ...}: the call's claim, else the marker's, else none (the
-    decorator's). One claim per place: epsilon and zcdp together are a usage error."""
-    for where, eps, rho in (("dp_audit()", epsilon, zcdp),
-                            ("@pytest.mark.dp", marker.get("epsilon"), marker.get("zcdp"))):
-        if eps is not None and rho is not None:
-            raise DpVerifyError(f"{where} got both epsilon= and zcdp=: give one claim")
-        if eps is not None or rho is not None:
-            return {"epsilon": eps} if eps is not None else {"zcdp": rho}
+CURVE_CLAIMS = ("gdp", "tradeoff", "profile")
+CLAIMS = ("epsilon", "zcdp") + CURVE_CLAIMS
+
+
+def _claim_kwargs(call: dict, marker: dict) -> dict:
+    """{"epsilon": ...}, {"zcdp": ...} or a curve ({"gdp": ...}, ...): the call's claim, else
+    the marker's, else none (the decorator's). One claim per place: two are a usage error."""
+    for where, given in (("dp_audit()", call), ("@pytest.mark.dp", marker)):
+        named = {k: given.get(k) for k in CLAIMS if given.get(k) is not None}
+        if len(named) > 1:
+            raise DpVerifyError(f"{where} got {' and '.join(f'{k}=' for k in named)}: give "
+                                "one claim")
+        if named:
+            return named
     return {}
 
 
 @pytest.fixture
 def dp_audit(request):
     """Audit a mechanism; claim from the arguments, else ``@pytest.mark.dp``, else the decorator.
-    The claim is ``epsilon=`` (with ``delta=``) or ``zcdp=RHO`` (a ρ-zCDP claim; ``delta=`` is
-    then the implied (ε, δ) claim's δ, default 1e-6).
+    The claim is ``epsilon=`` (with ``delta=``), ``zcdp=RHO`` (a ρ-zCDP claim; ``delta=`` is
+    then the implied (ε, δ) claim's δ, default 1e-6), or a curve: ``gdp=MU``, ``tradeoff=f``
+    or ``profile=delta_of`` (dpverify.fdp).
 
-    Returns the AuditResult (a `dpverify.zcdp.ZcdpAuditResult` for zCDP claims); raises
+    Returns the AuditResult (a `dpverify.zcdp.ZcdpAuditResult` for zCDP claims, a
+    `dpverify.fdp.CurveAuditResult` for curves); raises
     dpverify.PrivacyViolation when a violation is certified.
     """
     marker = request.node.get_closest_marker("dp")
@@ -305,12 +320,15 @@ def dp_audit(request):
     settings = request.config._dpverify
     calls = [0]
 
-    def _audit(mechanism, pairs=None, epsilon=None, delta=None, zcdp=None, **options):
+    def _audit(mechanism, pairs=None, epsilon=None, delta=None, zcdp=None, gdp=None,
+               tradeoff=None, profile=None, **options):
         __tracebackhide__ = True
         calls[0] += 1
-        kwargs = {"pairs": pairs if pairs is not None else claim.get("pairs"),
-                  "delta": delta if delta is not None else claim.get("delta")}
-        kwargs.update(_claim_kwargs(epsilon, zcdp, claim))
+        kwargs = {"pairs": pairs if pairs is not None else claim.get("pairs")}
+        if delta is not None or claim.get("delta") is not None:
+            kwargs["delta"] = delta if delta is not None else claim.get("delta")
+        kwargs.update(_claim_kwargs(dict(epsilon=epsilon, zcdp=zcdp, gdp=gdp,
+                                         tradeoff=tradeoff, profile=profile), claim))
         kwargs.update(options)
         return run_audit(request.node, mechanism, calls[0],
                          lambda seed, samples, confidence: _pytest_line(
