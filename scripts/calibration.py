@@ -25,6 +25,16 @@ What is measured
         (each audit's bound may exceed it with probability at most 1 − confidence; the count is
         reported with its rate and interval).
 
+    (c) False alarms of curve claims (dpverify.fdp). Three mechanisms audited at their exact
+        trade-off curves, ``--curve-runs`` seeds each (500 by default) at the default budget:
+        the Gaussian mechanism with σ = 1 at its μ = 1 GDP claim (``gdp=1``), binary
+        randomized response at ε = 1 and Laplace at ε = 1, each at its exact trade-off
+        function (``tradeoff=region.randomized_response_tradeoff(1.0)``,
+        ``region.laplace_tradeoff(1.0)``). Every violation is a false alarm; the rate comes
+        with the same interval, and the certified μ of each Gaussian audit is checked against
+        the true μ = 1. ``--curves-only`` recomputes these rows alone and keeps the rest of
+        OUT/calibration.json.
+
 Why
     The engine guarantees that a correct mechanism is flagged with probability at most
     1 − confidence, whatever the seed. That is a union bound: the α = 1 − confidence budget is
@@ -47,8 +57,8 @@ Output
 
 Usage:
     python scripts/calibration.py --out DIR [--runs N] [--samples S] [--confidence C]
-                                  [--power-seeds K]
-    (defaults: N = 1000, S = 4096, C = 0.95, K = 40)
+                                  [--power-seeds K] [--curve-runs M] [--curves-only]
+    (defaults: N = 1000, S = 4096, C = 0.95, K = 40, M = 500)
 """
 from __future__ import annotations
 
@@ -69,6 +79,7 @@ import numpy as np  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
 import dpverify  # noqa: E402
+from dpverify.region import laplace_tradeoff, randomized_response_tradeoff  # noqa: E402
 from dpverify.result import COUPLED, jsonable  # noqa: E402
 from _machine import load_average, machine_meta, package_version  # noqa: E402
 from mechanisms_under_test.basic import (make_geometric, make_laplace,  # noqa: E402
@@ -109,6 +120,42 @@ RATIOS = (1.1, 1.25, 1.5, 2.0)
 # violation sizes whose power with and without confirmation is measured on many seeds
 CONFIRM_RATIOS = (1.25, 1.5)
 SAMPLE_EXPONENTS = (10, 12, 14, 16, 18)
+
+
+
+
+def _gaussian_gdp():
+    @dpverify.mechanism(gdp=1.0, pairs=[(0.0, 1.0)], name="gaussian_gdp")
+    def gaussian_gdp(x, rng, size):
+        return x + rng.normal(0.0, 1.0, size)
+    return gaussian_gdp
+
+
+def _rr_curve():
+    keep = np.exp(TRUE_EPS) / (1 + np.exp(TRUE_EPS))
+
+    @dpverify.mechanism(tradeoff=randomized_response_tradeoff(TRUE_EPS), pairs=[(0, 1)],
+                        name="randomized_response_curve")
+    def randomized_response_curve(x, rng, size):
+        return np.where(rng.random(size) < keep, x, 1 - x)
+    return randomized_response_curve
+
+
+def _laplace_curve():
+    @dpverify.mechanism(tradeoff=laplace_tradeoff(TRUE_EPS), pairs=[(0.0, 1.0)],
+                        name="laplace_curve")
+    def laplace_curve(x, rng, size):
+        return x + rng.laplace(0.0, 1.0 / TRUE_EPS, size)
+    return laplace_curve
+
+
+# Curve claims (dpverify.fdp) at their exact curves: (name, claim in words, mechanism factory)
+CURVE_TIGHT = (
+    ("gaussian_gdp", "x + N(0, 1) at gdp=1 (μ = 1 GDP, exact)", _gaussian_gdp),
+    ("randomized_response_curve", "binary randomized response, ε = 1, at "
+     "tradeoff=randomized_response_tradeoff(1.0) (exact)", _rr_curve),
+    ("laplace_curve", "x + Lap(1) at tradeoff=laplace_tradeoff(1.0) (exact)", _laplace_curve),
+)
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -177,6 +224,57 @@ def false_alarms(name: str, factory_text: str, make, runs: int, samples: int,
         "seconds": seconds,
         "seconds_per_audit": seconds / runs,
     }
+
+
+def curve_false_alarms(name: str, text: str, make, runs: int, confidence: float, log,
+                       first_seed: int = 0) -> dict:
+    """Seeds first_seed..first_seed + runs − 1 of the curve audit of `make()` at its default
+    budget; every violation is a false alarm. For a GDP claim, how many certified μ exceed the
+    true μ = 1 (each may with probability ≤ 1 − confidence)."""
+    mech = make()
+    alarms, alarm_seeds, above, runs_made = 0, [], 0, []
+    started = time.perf_counter()
+    for seed in range(first_seed, first_seed + runs):
+        res = dpverify.audit(mech, seed=seed, n_jobs=1, confidence=confidence)
+        runs_made.append(res.samples)
+        if res.verdict == "violation":
+            alarms += 1
+            alarm_seeds.append(seed)
+        above += mech.curve.kind == "gdp" and res.mu_lower_bound > 1.0
+        if (seed - first_seed + 1) % max(1, runs // 5) == 0:
+            log(f"  {name}: {seed - first_seed + 1}/{runs}, {alarms} false alarm(s)")
+    seconds = time.perf_counter() - started
+    return {"mechanism": name, "claim": text, "runs": runs, "confidence": confidence,
+            "first_seed": first_seed, "alarm_seeds": alarm_seeds,
+            **rate_against_promise(alarms, runs, confidence),
+            "mu_above_truth": int(above) if mech.curve.kind == "gdp" else None,
+            "runs_per_audit_median": int(np.median(runs_made)), "seconds": seconds,
+            "seconds_per_audit": seconds / runs}
+
+
+def curve_lines(rows: list[dict]) -> list[str]:
+    """The Markdown section of the curve claims' false alarms."""
+    if not rows:
+        return []
+    lines = ["", "## False alarms of curve claims (dpverify.fdp)", "",
+             "Each mechanism is audited at its exact trade-off curve, at the default budget "
+             f"(median {rows[0]['runs_per_audit_median']:,} runs per audit), "
+             f"`confidence={rows[0]['confidence']:g}`, seeds {rows[0]['first_seed']}.."
+             f"{rows[0]['first_seed'] + rows[0]['runs'] - 1}. A violation is a false alarm; "
+             "the curve audit promises a rate of at most 1 − confidence whatever the curve "
+             "(docs/theory.md §9.3). The interval is a two-sided "
+             f"{CI_LEVEL:.0%} Clopper–Pearson interval on the rate.", "",
+             "| mechanism and claim | audits | false alarms | rate | 95% CI | against 1 − "
+             "confidence | seconds per audit |", "|---|--:|--:|--:|---|---|--:|"]
+    for r in rows:
+        lines.append(f"| {r['claim']} | {r['runs']} | {r['false_alarms']} | {r['rate']:.4f} "
+                     f"| {fmt_ci(r['ci_low'], r['ci_high'])} | {against_nominal(r)} "
+                     f"| {r['seconds_per_audit']:.3f} |")
+    gdp = [r for r in rows if r.get("mu_above_truth") is not None]
+    for r in gdp:
+        lines += ["", f"Certified μ above the true μ = 1 on the GDP rows: {r['mu_above_truth']} "
+                      f"of {r['runs']} (each audit may with probability ≤ 1 − confidence)."]
+    return lines
 
 
 def rate_against_promise(alarms: int, runs: int, confidence: float) -> dict:
@@ -382,7 +480,7 @@ def fmt_ci(lo: float, hi: float, digits: int = 4) -> str:
 
 
 def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict],
-                   meta: dict) -> None:
+                   meta: dict, curve_rows: list[dict] | None = None) -> None:
     nominal = 1.0 - meta["confidence"]
     first = meta.get("first_seed", 0)
     lines = [
@@ -509,7 +607,7 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         "soundness failure.",
         "",
         "Plots: `calibration_false_alarms.png`, `calibration_power.png`.",
-    ]
+    ] + curve_lines(curve_rows or [])
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -615,6 +713,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--confirm-power-seeds", type=int, default=1000,
                    help="seeds of the power with and without confirmation at r = 1.25 and "
                         "1.5, at --samples (default 1000)")
+    p.add_argument("--curve-runs", type=int, default=500,
+                   help="seeded audits per curve claim (c) (default 500)")
+    p.add_argument("--curves-only", action="store_true",
+                   help="recompute only the curve claims' rows (c); keep the rest of "
+                        "OUT/calibration.json")
     p.add_argument("--render-only", action="store_true",
                    help="rewrite calibration.md and the plots from OUT/calibration.json")
     p.add_argument("--only", metavar="NAME",
@@ -638,7 +741,7 @@ def render(out: Path) -> None:
     """calibration.md and the two plots from OUT/calibration.json."""
     doc = json.loads((out / "calibration.json").read_text(encoding="utf-8"))
     write_markdown(out / "calibration.md", doc["false_alarms"], doc["false_alarms_pooled"],
-                   doc["power"], doc["meta"])
+                   doc["power"], doc["meta"], doc.get("curve_false_alarms"))
     plot_false_alarms(out / "calibration_false_alarms.png", doc["false_alarms"], doc["meta"])
     plot_power(out / "calibration_power.png", doc["power"], doc["meta"])
 
@@ -652,6 +755,20 @@ def main(argv=None) -> int:
 
     def log(msg):
         print(msg, flush=True)
+
+    def curve_rows():
+        log("(c) false alarms of curve claims at their exact curves")
+        return [curve_false_alarms(name, text, make, args.curve_runs, args.confidence, log)
+                for name, text, make in CURVE_TIGHT]
+
+    if args.curves_only:
+        doc = json.loads((args.out / "calibration.json").read_text(encoding="utf-8"))
+        doc["curve_false_alarms"] = rows = curve_rows()
+        (args.out / "calibration.json").write_text(
+            json.dumps(jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+            encoding="utf-8")
+        render(args.out)
+        return 1 if any(r["ci_low_above_nominal"] for r in rows) else 0
 
     meta = {
         **machine_meta(),
@@ -739,19 +856,22 @@ def main(argv=None) -> int:
         meta["total_seconds"] = meta["false_alarm_seconds"] + meta["power_seconds"]
         meta["recomputed_only"] = args.only
         meta["other_rows_from"] = kept["meta"]["date"]
+    curves = curve_rows()
     meta["load_average_at_end"] = load_average()
 
     json_path, md_path = args.out / "calibration.json", args.out / "calibration.md"
     fa_png, power_png = args.out / "calibration_false_alarms.png", args.out / "calibration_power.png"
     json_path.write_text(json.dumps(jsonable({"false_alarms": fa_rows, "false_alarms_pooled": pool,
-                                              "power": cells, "meta": meta}),
+                                              "power": cells, "meta": meta,
+                                              "curve_false_alarms": curves}),
                                     indent=2, ensure_ascii=False, allow_nan=False) + "\n",
                          encoding="utf-8")
-    write_markdown(md_path, fa_rows, pool, cells, meta)
+    write_markdown(md_path, fa_rows, pool, cells, meta, curves)
     plot_false_alarms(fa_png, fa_rows, meta)
     plot_power(power_png, cells, meta)
     log(f"total {meta['total_seconds']:.1f} s; wrote {json_path}, {md_path}, {fa_png}, {power_png}")
-    broken = [r["factory"] for r in fa_rows if r["ci_low_above_nominal"]]
+    broken = [r.get("factory", r["mechanism"]) for r in fa_rows + curves
+              if r["ci_low_above_nominal"]]
     if broken or pool["ci_low_above_nominal"]:
         log(f"false-alarm rate above the promise: {broken or 'pooled'}")
         return 1
