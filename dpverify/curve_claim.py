@@ -78,7 +78,7 @@ class CurveClaim:
         if self.kind == GDP:
             return f"μ={self.mu:g}-GDP"
         what = "trade-off curve" if self.kind == TRADEOFF else "privacy profile"
-        return f"the {what} {self.name}" if self.name else f"a {what}"
+        return f"the {what} of {self.name}" if self.name else f"a {what}"
 
     def as_dict(self) -> dict:
         out = {"curve": self.kind, "name": self.name}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..curve_claim import GDP
 from ..fdp import CurveAuditResult, delta_lower
 from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, VIOLATION_RED, add_element,
                       axes_record, legend_below, plt, save_figure, show_witness,
@@ -19,21 +20,27 @@ FLOOR = 1e-12   # the δ axis' floor
 
 
 def verdict_line(result: CurveAuditResult) -> str:
-    """The verdict in one sentence, as the pictures' headline says it."""
+    """The verdict in one short sentence, as the pictures' headline says it (the claim itself
+    is named in the legend)."""
+    mu = (f"certified μ ≥ {result.mu_lower_bound:.4g} against μ = {result.claim.mu:g}; "
+          if result.claim.kind == GDP else "")
+    test = (f"test α ≤ {result.alpha:.3g}, β ≤ {result.beta:.3g}, where the claim allows "
+            f"β ≥ {result.claimed_beta:.3g}")
     if result.verdict == "violation":
-        return (f"VIOLATION: not {result.claim_text()}; {result.certified_clause()} at "
-                f"confidence {result.confidence:g}")
+        return (f"VIOLATION of the claimed curve: {mu}{test} (confidence "
+                f"{result.confidence:g})")
     if not result.conclusive:
-        return (f"INCONCLUSIVE: no violation of {result.claim_text()} found, but the best test "
-                "measured less than half the claim")
-    return (f"pass: no violation of {result.claim_text()} found at this budget (not a proof); "
-            f"{result.certified_clause()}")
+        return ("INCONCLUSIVE: no violation found, but the best test measured less than half "
+                f"the claim; {mu}{test}")
+    return f"pass: no violation found at this budget (not a proof); {mu}{test}"
 
 
 def _finish(fig, ax, result, path: Path) -> None:
     legend_below(ax)
-    fig.suptitle(textwrap.fill(f"{result.mechanism}: {verdict_line(result)}", 80), fontsize=8.5,
-                 color=verdict_colour(result))
+    for text in ax.get_legend().get_texts():
+        text.set_text(textwrap.fill(text.get_text(), 90))
+    fig.suptitle(textwrap.fill(f"{result.mechanism}: {verdict_line(result)}", 75), fontsize=8.5,
+                 color=verdict_colour(result), y=1.0)
     save_figure(fig, path)
 
 

@@ -7,6 +7,10 @@ when it can (diffprivlib's `random_state`). Import the one you need:
 
     from dpverify.libraries import opendp, diffprivlib
 
+`accountants` reads privacy accountants' curves (Google's dp_accounting) as curve claims
+(dpverify.fdp), and `opendp.from_measurement(..., whole_profile=True)` an OpenDP
+measurement's whole privacy profile.
+
 Each needs its library installed: ``pip install 'dpverify[libraries]'``. The libraries are
 imported on first use (`require_opendp`, `require_diffprivlib`), never when an adapter is
 imported.

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ...mechanism import Mechanism, validate_claim
 from .. import require_opendp
-from .claims import DEFAULT_DELTA, convert_distance, read_claim
+from .claims import DEFAULT_DELTA, convert_distance, read_claim, read_profile
 from .draws import BATCH, BatchedDraws, ScalarDraws, batch_source
 from .pairs import UNSIGNED_FREE, build_pairs
 from .records import describe
@@ -46,7 +46,7 @@ DEFAULT_SAMPLES = 1 << 17
 
 
 def from_measurement(measurement, d_in=1, pairs=None, name=None, delta=None, *,
-                     epsilon=None) -> Mechanism:
+                     epsilon=None, whole_profile=False) -> Mechanism:
     """Turn an OpenDP `Measurement` into an audited `dpverify.Mechanism`.
 
     The claim is `measurement.map(d_in)`, read by output measure (docs/theory.md §7):
@@ -62,6 +62,10 @@ def from_measurement(measurement, d_in=1, pairs=None, name=None, delta=None, *,
       then as the line above;
     - anything else raises InvalidClaimError (state the claim with `epsilon=`, keyword only).
 
+    `whole_profile=True`: the claim is instead the measurement's whole privacy profile δ(ε) at
+    d_in, a curve claim audited at every ε at once (dpverify.fdp; `read_profile`): for a
+    SmoothedMaxDivergence measurement its own profile, for a zCDP one the profile OpenDP's
+    make_zCDP_to_approxDP gives it.
     `pairs` overrides the neighbouring pairs built from the input domain and metric (see
     `build_pairs`); they must be at distance ≤ d_in, as the claim is the one at d_in.
     `name` defaults to the constructor calls, e.g. "opendp:make_laplace(scale=1.0)".
@@ -73,18 +77,24 @@ def from_measurement(measurement, d_in=1, pairs=None, name=None, delta=None, *,
     d_in = convert_distance(measurement, d_in, label)
     if pairs is None:  # first: a d_in with no neighbours is explained here
         pairs = build_pairs(measurement, d_in, label)
-    if epsilon is not None:
+    curve = None
+    if whole_profile:
+        curve = read_profile(measurement, d_in, label)
+        claim = {"epsilon": None, "delta": DEFAULT_DELTA if delta is None else float(delta),
+                 "zcdp": None}
+    elif epsilon is not None:
         eps, dlt = validate_claim(epsilon, delta or 0.0)
         claim = {"epsilon": eps, "delta": dlt, "zcdp": None}
     else:
         claim = read_claim(measurement, d_in, delta, label)
     source = batch_source(measurement, claim)  # None: OpenDP cannot compose it
     fn = BatchedDraws(source) if source is not None else ScalarDraws(measurement)
-    return Mechanism(fn=fn, name=label, epsilon=claim["epsilon"], delta=claim["delta"],
+    return Mechanism(fn=fn, name=label, epsilon=claim["epsilon"],
+                     delta=0.0 if curve is not None else claim["delta"],
                      pairs=pairs, batched=source is not None, randomness="own",
-                     zcdp=claim["zcdp"], samples=DEFAULT_SAMPLES)
+                     zcdp=claim["zcdp"], samples=DEFAULT_SAMPLES, curve=curve)
 
 
-__all__ = ["from_measurement", "read_claim", "convert_distance", "build_pairs", "describe",
+__all__ = ["from_measurement", "read_claim", "read_profile", "convert_distance", "build_pairs", "describe",
            "ScalarDraws", "BatchedDraws", "DEFAULT_DELTA", "DEFAULT_SAMPLES", "BATCH",
            "UNSIGNED_FREE"]

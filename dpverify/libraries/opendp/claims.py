@@ -71,6 +71,29 @@ def read_claim(measurement, d_in, delta, label) -> dict:
         raise InvalidClaimError(f"{label!r} at d_in={d_in!r}: {exc}") from None
 
 
+def read_profile(measurement, d_in, label):
+    """The whole privacy profile of the measurement at d_in, as a curve claim (dpverify.fdp):
+    a SmoothedMaxDivergence measurement's profile.delta(ε) (plus δ₀ for an Approximate one),
+    or a zCDP measurement's through OpenDP's own make_zCDP_to_approxDP. Never re-derived:
+    OpenDP's numbers are the claim."""
+    from ...curve_claim import profile_claim
+    dp = require_opendp()
+    measure = type_name(measurement.output_measure)
+    if measure in ("ZeroConcentratedDivergence", "Approximate<ZeroConcentratedDivergence>"):
+        measurement = dp.c.make_zCDP_to_approxDP(measurement)
+        measure = type_name(measurement.output_measure)
+    if measure not in ("SmoothedMaxDivergence", "Approximate<SmoothedMaxDivergence>"):
+        raise InvalidClaimError(f"{label!r} has no privacy profile: its output measure "
+                                f"{measurement.output_measure} is not SmoothedMaxDivergence or "
+                                "zCDP; read its (ε, δ) claim instead (whole_profile=False)")
+    value = _map(measurement, d_in, label)
+    profile, floor = value if isinstance(value, tuple) else (value, 0.0)
+
+    def delta_of(epsilon):
+        return min(1.0, float(profile.delta(float(epsilon))) + float(floor))
+    return profile_claim(delta_of, name=f"OpenDP's {label} at d_in={d_in}")
+
+
 def _read_claim(measurement, d_in, delta, label) -> dict:
     """read_claim, by output measure."""
     dp = require_opendp()
