@@ -39,6 +39,15 @@ class CurveClaim:
         padded = np.append(EPSILON_GRID, np.inf)
         object.__setattr__(self, "_epsilons_at_deltas", padded[first])
 
+    def __getstate__(self):
+        # a profile is kept as its values on the grid; its function (an accountant, or a
+        # library object that cannot be pickled) stays behind when a mechanism goes to a
+        # worker process
+        state = dict(self.__dict__)
+        if self.kind == PROFILE:
+            state["function"] = None
+        return state
+
     @property
     def epsilons_at_deltas(self) -> np.ndarray:
         """The claim's ε at each δ of DELTA_GRID: the least grid ε with δ(ε) ≤ δ (∞ if

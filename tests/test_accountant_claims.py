@@ -117,6 +117,11 @@ def test_an_opendp_gaussian_passes_its_whole_profile_and_half_its_scale_is_flagg
     assert good.curve.profile(1.0) == pytest.approx(profile.delta(1.0), rel=1e-9)
     # the least ε of the claim's grid (steps of 0.04 past ε = 4) at which δ ≤ 1e-6
     assert 0 <= good.curve.epsilon_at(1e-6) - profile.epsilon(1e-6) <= 0.04
+    # a worker process gets the claim as its values on the grid (OpenDP's profile object
+    # cannot be pickled)
+    import pickle
+    moved = pickle.loads(pickle.dumps(good.curve))
+    assert moved.function is None and moved.epsilon_at(1e-6) == good.curve.epsilon_at(1e-6)
     pair = [(0.0, 1.0)]
     passed = dpverify.audit(good, pairs=pair, samples=1 << 13, seed=0)
     assert passed.verdict == "pass"

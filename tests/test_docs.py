@@ -247,9 +247,15 @@ def result_attributes() -> dict[str, set[str]]:
     """Attributes a doc may name on `result.` and `witness.`: dataclass fields and members."""
     import dataclasses
 
-    from dpverify.result import AuditResult, Witness
-    return {prefix: {f.name for f in dataclasses.fields(cls)} | set(dir(cls))
-            for prefix, cls in (("result", AuditResult), ("witness", Witness))}
+    from dpverify.fdp import CurveAuditResult
+    from dpverify.result import AuditResult, RenyiAuditResult, Witness
+    from dpverify.zcdp import ZcdpAuditResult
+
+    def names(*classes):
+        return set().union(*({f.name for f in dataclasses.fields(c)} | set(dir(c))
+                             for c in classes))
+    return {"result": names(AuditResult, ZcdpAuditResult, RenyiAuditResult, CurveAuditResult),
+            "witness": names(Witness)}
 
 
 def unknown_code_names(pages) -> list[str]:

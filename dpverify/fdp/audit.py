@@ -12,7 +12,7 @@ from ..options import default_divergence_samples
 from ..pipeline.one_event import best_event_counted, event_witness
 from ..pipeline.request import validate_options
 from ..stats import cp_lower, cp_upper
-from ..curve_claim import GDP, CurveClaim, curve_claim, gdp_claim
+from ..curve_claim import GDP, CurveClaim, gdp_claim
 from ..tradeoff import claim_reached, gdp_mu_lower, wilson_corner
 from .result import CurveAuditResult
 
@@ -77,12 +77,6 @@ def planned_margin(claim: CurveClaim, p_low, q_high) -> np.ndarray:
     if claim.kind == GDP:
         return gdp_mu_lower(p_low, q_high) - claim.mu
     return claim_reached(p_low, q_high, claim.epsilons_at_deltas)[0] - 1.0
-
-
-def claim_of(mech, gdp=None, tradeoff=None, profile=None) -> CurveClaim | None:
-    """The curve claim an audit of `mech` tests: one given here, else the declared one."""
-    given = curve_claim(gdp=gdp, tradeoff=tradeoff, profile=profile)
-    return given if given is not None else mech.curve
 
 
 def _at_distance(claim: CurveClaim, distance: int) -> CurveClaim:
