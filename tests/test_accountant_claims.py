@@ -19,8 +19,8 @@ import dpverify  # noqa: E402
 from dpverify.errors import InvalidClaimError  # noqa: E402
 from dpverify.fdp import gdp_profile  # noqa: E402
 from dpverify.libraries.accountants import dp_accounting_profile  # noqa: E402
-from mechanisms_under_test.dpsgd import (epsilon_of_accountant, make_dpsgd,  # noqa: E402
-                                         neighbour_pairs)
+from mechanisms_under_test.dpsgd import (accountant_claim, epsilon_of_accountant,  # noqa: E402
+                                         make_dpsgd, neighbour_pairs)
 
 
 def test_a_gaussian_events_profile_is_the_gaussians_exact_profile():
@@ -81,9 +81,10 @@ def test_dpsgd_pairs_add_one_example():
 
 
 def test_dpsgd_poisson_meets_the_accountants_curve_and_the_shuffled_epoch_does_not():
-    poisson = dpverify.audit(make_dpsgd("poisson"), seed=0)
+    claim = accountant_claim()
+    poisson = dpverify.audit(make_dpsgd("poisson", claim=claim), seed=0, samples=1 << 16)
     assert poisson.verdict == "pass" and poisson.conclusive
-    shuffled = dpverify.audit(make_dpsgd("shuffled"), seed=0)
+    shuffled = dpverify.audit(make_dpsgd("shuffled", claim=claim), seed=0, samples=1 << 16)
     assert shuffled.verdict == "violation"
     eps, certified, claimed = shuffled.worst_epsilon
     assert certified > claimed
@@ -123,9 +124,9 @@ def test_an_opendp_gaussian_passes_its_whole_profile_and_half_its_scale_is_flagg
     moved = pickle.loads(pickle.dumps(good.curve))
     assert moved.function is None and moved.epsilon_at(1e-6) == good.curve.epsilon_at(1e-6)
     pair = [(0.0, 1.0)]
-    passed = dpverify.audit(good, pairs=pair, samples=1 << 13, seed=0)
+    passed = dpverify.audit(good, pairs=pair, samples=1 << 12, seed=0)
     assert passed.verdict == "pass"
     halved = from_measurement(gaussian(0.5), d_in=1.0)
-    flagged = dpverify.audit(halved, profile=good.curve, pairs=pair, samples=1 << 13, seed=0)
+    flagged = dpverify.audit(halved, profile=good.curve, pairs=pair, samples=1 << 12, seed=0)
     assert flagged.verdict == "violation"
     assert math.isfinite(flagged.epsilon_lower_bound)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -176,24 +174,21 @@ def test_the_result_is_json_and_says_the_claim_in_its_own_terms():
     assert "certified μ ≥" in result.summary()
 
 
-def test_the_command_line_audits_a_gdp_claim(tmp_path):
+def test_the_command_line_audits_a_gdp_claim(tmp_path, capsys):
+    from dpverify.interfaces.cli import main
     source = tmp_path / "mech.py"
     source.write_text("import dpverify\n"
                       "@dpverify.mechanism(gdp=1.0, pairs=[(0.0, 1.0)])\n"
                       "def g(x, rng, size):\n    return x + rng.normal(0, 0.8, size)\n")
-    run = subprocess.run([sys.executable, "-m", "dpverify", "audit", str(source),
-                          "--json", str(tmp_path / "r.json"), "--report", str(tmp_path / "rep")],
-                         capture_output=True, text=True)
-    assert run.returncode == 1, run.stderr
-    assert "certified μ ≥" in run.stdout
-    loose = subprocess.run([sys.executable, "-m", "dpverify", "audit", f"{source}:g",
-                            "--gdp", "1.5"], capture_output=True, text=True)
-    assert loose.returncode == 0, loose.stdout + loose.stderr
-    both = subprocess.run([sys.executable, "-m", "dpverify", "audit", str(source), "--gdp", "1",
-                           "--epsilon", "1"], capture_output=True, text=True)
-    assert both.returncode == 2 and "--gdp" in both.stderr
+    assert main(["audit", str(source), "--json", str(tmp_path / "r.json"),
+                 "--report", str(tmp_path / "rep")]) == 1
+    assert "certified μ ≥" in capsys.readouterr().out
+    assert main(["audit", f"{source}:g", "--gdp", "1.5"]) == 0
+    assert main(["audit", str(source), "--gdp", "1", "--epsilon", "1"]) == 2
+    assert "--gdp" in capsys.readouterr().err
     figures = json.loads((tmp_path / "rep" / "figures.json").read_text())
     assert figures["g"]["pictures"]["tradeoff"][0]["coords"] == "ab"
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["claimed"]["gdp_mu"] == 1
 
 
 def test_pictures_draw_the_witness_red_below_the_curve_and_a_pass_in_blue(tmp_path):
@@ -237,3 +232,19 @@ def test_the_pytest_marker_takes_a_gdp_claim(pytester):
     outcome = pytester.runpytest("-p", "no:xdist", "-q")
     outcome.assert_outcomes(passed=1, failed=1)
     assert "certified μ ≥" in outcome.stdout.str()
+
+
+def test_the_gate_baselines_a_curve_claim_and_flags_its_violation(tmp_path, capsys):
+    from dpverify.interfaces.cli import main
+    source = tmp_path / "mechs.py"
+    source.write_text("import dpverify\n"
+                      "@dpverify.mechanism(gdp=1.0, pairs=[(0.0, 1.0)])\n"
+                      "def good(x, rng, size):\n    return x + rng.normal(0, 1.0, size)\n"
+                      "@dpverify.mechanism(gdp=1.0, pairs=[(0.0, 1.0)])\n"
+                      "def bad(x, rng, size):\n    return x + rng.normal(0, 0.8, size)\n")
+    baseline = tmp_path / "baseline.json"
+    assert main(["gate", f"{source}:good", "--baseline", str(baseline),
+                 "--update-baseline"]) == 0
+    assert main(["gate", f"{source}:good", "--baseline", str(baseline)]) == 0
+    assert main(["gate", str(source), "--baseline", str(baseline)]) == 1
+    assert "certified μ ≥" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """The result of auditing a curve claim (`audit_curve`)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +126,11 @@ class CurveAuditResult(HasOutcome):
     @property
     def curves(self):
         return None
+
+    @property
+    def resolution(self) -> float:
+        """Curve audits state no resolution (their conclusive rule is `reached`): ∞."""
+        return math.inf
 
     # -- text ----------------------------------------------------------------------------------
     def claim_text(self) -> str:
