@@ -61,8 +61,9 @@ def _other_claim(mech, options: dict):
         if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
             raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
                                     f"delta) claims; {mech.name!r} is audited for a curve")
-        from .fdp import audit_curve
-        return audit_curve(mech, claim=curve, **_shared(options))
+        from .fdp import REFERENCE_DELTA, audit_curve
+        reference = REFERENCE_DELTA if options["delta"] is None else options["delta"]
+        return audit_curve(mech, claim=curve, reference_delta=reference, **_shared(options))
     if is_zcdp_claim(mech, options["epsilon"], options["zcdp"]):
         if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
             raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
@@ -133,7 +134,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     audited beside it (`dpverify.zcdp.audit_zcdp`).
     gdp, tradeoff, profile: audit a curve claim instead (default: as declared): μ-GDP, a
     trade-off function α ↦ f(α), or a privacy profile ε ↦ δ(ε) (`dpverify.fdp.audit_curve`,
-    which returns a `CurveAuditResult`; docs/fdp.md).
+    which returns a `CurveAuditResult`; docs/fdp.md); `delta` is then the δ at which the
+    certified ε is shown beside the claim's (default 1e-5).
     """
     started = time.perf_counter()
     mech = as_mechanism(mechanism)

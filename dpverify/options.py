@@ -170,10 +170,11 @@ def check_session_budget(value, name: str = "budget") -> float:
 
 def check_zcdp_combination(values: dict, spell: Callable[[str], str]) -> None:
     """A ρ-zCDP or μ-GDP claim replaces ε, and measurement runs apply to (ε, δ) claims only;
-    with zCDP, δ is the implied (ε, δ) claim's (`mechanism.validate_zcdp_delta`); a GDP claim
-    has no δ. `spell(name)` is the option as the user wrote it."""
+    with zCDP, δ is the implied (ε, δ) claim's (`mechanism.validate_zcdp_delta`); with a GDP
+    claim, the δ at which the certified ε is shown. `spell(name)` is the option as the user
+    wrote it."""
     if values.get("gdp") is not None:
-        for other in ("epsilon", "zcdp", "delta"):
+        for other in ("epsilon", "zcdp"):
             if values.get(other) is not None:
                 raise InvalidClaimError(f"{spell('gdp')} is a claim of its own (a whole curve): "
                                         f"give it without {spell(other)}")
@@ -266,14 +267,15 @@ _AUDIT_OPTIONS = [
     Option("epsilon", "override the claimed ε", keyword="epsilon", check=check_epsilon,
            cli=Cli("--epsilon", dict(type=float))),
     Option("delta", "override the claimed δ (with --zcdp: the δ of the implied (ε, δ) claim, "
-                    "default 1e-6)", keyword="delta", check=check_delta,
+                    "default 1e-6; with --gdp: the δ at which the certified ε is shown, "
+                    "default 1e-5)", keyword="delta", check=check_delta,
            cli=Cli("--delta", dict(type=float), gate_help="override the claimed δ")),
     Option("zcdp", "audit a ρ-zCDP claim instead (D_α ≤ ρα for every order α > 1), and the "
                    "(ρ + 2√(ρ ln 1/δ), δ)-DP claim it implies; not with --epsilon",
            keyword="zcdp", check=check_zcdp, cli=Cli("--zcdp", dict(type=float, metavar="RHO"))),
     Option("gdp", "audit a μ-Gaussian-DP claim instead (every test of D′ against D has "
                   "β ≥ Φ(Φ⁻¹(1 − α) − μ)), tested at every point of the curve at once; not "
-                  "with --epsilon, --delta or --zcdp",
+                  "with --epsilon or --zcdp",
            keyword="gdp", check=check_gdp, cli=Cli("--gdp", dict(type=float, metavar="MU"))),
     Option("confidence", "confidence of certified bounds; false-alarm rate ≤ 1 − this "
                          "(default %(default)s)", keyword="confidence", default=0.95,

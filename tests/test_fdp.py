@@ -167,7 +167,9 @@ def test_group_pairs_are_audited_at_k_mu():
 
 
 def test_the_result_is_json_and_says_the_claim_in_its_own_terms():
-    result = dpverify.audit(gaussian(0.85, dict(gdp=1.0)), seed=2)
+    result = dpverify.audit(gaussian(0.85, dict(gdp=1.0)), seed=2, delta=1e-6)
+    assert result.reference_delta == 1e-6 and "at δ = 1e-06" in result.summary()
+    assert "<img" in result._repr_html_()       # a notebook shows the trade-off plane
     data = json.loads(json.dumps(result.as_dict()))
     assert data["claimed"]["gdp_mu"] == 1.0 and data["outcome"] == "violation"
     assert data["mu_lower_bound"] > 1.0

@@ -2,7 +2,8 @@
 the certified test, the claimed privacy profile with the certified δ(ε), and the lines and
 table cells of a curve entry. Every figure is read from the result, never recomputed from
 counts; the pictures record what they drew (interfaces/drawing.py) in coordinates "ab" and
-"delta"."""
+"delta". A result here is a `dpverify.fdp.CurveAuditResult` (not imported: the notebook view of
+results draws from this module)."""
 from __future__ import annotations
 
 import textwrap
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..curve_claim import GDP
-from ..fdp import CurveAuditResult, delta_lower
+from ..tradeoff import delta_lower
 from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, VIOLATION_RED, add_element,
                       axes_record, legend_below, plt, save_figure, show_witness,
                       verdict_colour)
@@ -19,7 +20,7 @@ from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, VIOLATION_RED, add_ele
 FLOOR = 1e-12   # the δ axis' floor
 
 
-def verdict_line(result: CurveAuditResult) -> str:
+def verdict_line(result) -> str:
     """The verdict in one short sentence, as the pictures' headline says it (the claim itself
     is named in the legend)."""
     mu = (f"certified μ ≥ {result.mu_lower_bound:.4g} against μ = {result.claim.mu:g}; "
@@ -44,7 +45,7 @@ def _finish(fig, ax, result, path: Path) -> None:
     save_figure(fig, path)
 
 
-def tradeoff_plot(result: CurveAuditResult, path: Path) -> list[dict]:
+def tradeoff_plot(result, path: Path) -> list[dict]:
     """The trade-off plane (α, β): the claimed curve f with what it allows above it, and the
     certified test, the box α ≤ α_max, β ≤ β_max, red when it lies below the curve."""
     fig, ax = plt.subplots(figsize=(6.0, 5.4), dpi=110)
@@ -74,7 +75,7 @@ def tradeoff_plot(result: CurveAuditResult, path: Path) -> list[dict]:
     return records
 
 
-def delta_plot(result: CurveAuditResult, path: Path) -> list[dict]:
+def delta_plot(result, path: Path) -> list[dict]:
     """δ against ε: the claimed profile (what it allows lies below it) and the certified lower
     bound on the mechanism's δ(ε), red where it rises above the profile."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=110)
@@ -107,7 +108,7 @@ def delta_plot(result: CurveAuditResult, path: Path) -> list[dict]:
     return [record]
 
 
-def write_fdp_plots(result: CurveAuditResult, directory: Path) -> tuple[list[str], dict]:
+def write_fdp_plots(result, directory: Path) -> tuple[list[str], dict]:
     """tradeoff.png and delta_curve.png, and what they drew (for figures.json)."""
     directory = Path(directory)
     records = {"tradeoff": tradeoff_plot(result, directory / "tradeoff.png"),

@@ -13,17 +13,19 @@ OUTCOME_COLOURS = {"violation": "#b71c1c", "inconclusive": "#b26a00", "pass": "#
 
 
 def result_html(result) -> str:
-    """One result as HTML: its verdict, its summary and, for an (ε, δ) audit with a witness,
-    the witness picture inline."""
+    """One result as HTML: its verdict, its summary and, with a witness, its picture inline:
+    the witness panel of an (ε, δ) audit, the trade-off plane of a curve audit."""
+    from .fdp_report import tradeoff_plot
     from .plots import witness_plot
     colour = OUTCOME_COLOURS.get(result.outcome, "#222")
     parts = [f"<h3>{html.escape(result.mechanism)}: <span style='color:{colour}'>"
              f"{html.escape(result.outcome)}</span></h3>",
              f"<pre>{html.escape(result.summary())}</pre>"]
+    draw = tradeoff_plot if hasattr(result, "certified_clause") else witness_plot
     if getattr(result, "witness", None) is not None and hasattr(result, "claimed_epsilon"):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "witness.png"
-            witness_plot(result, path)
+            draw(result, path)
             data = base64.b64encode(path.read_bytes()).decode()
         parts.append(f'<img alt="witness" style="max-width:100%" '
                      f'src="data:image/png;base64,{data}">')
