@@ -32,7 +32,9 @@ What is measured
         function (``tradeoff=region.randomized_response_tradeoff(1.0)``,
         ``region.laplace_tradeoff(1.0)``). Every violation is a false alarm; the rate comes
         with the same interval, and the certified μ of each Gaussian audit is checked against
-        the true μ = 1. ``--curves-only`` recomputes these rows alone and keeps the rest of
+        the true μ = 1. Power: the Gaussian with σ = 0.85 (true μ ≈ 1.18, 15% less noise than
+        the claim allows) at ``gdp=1``, on the same seeds, at the default budget.
+        ``--curves-only`` recomputes these rows alone and keeps the rest of
         OUT/calibration.json.
 
 Why
@@ -252,7 +254,23 @@ def curve_false_alarms(name: str, text: str, make, runs: int, confidence: float,
             "seconds_per_audit": seconds / runs}
 
 
-def curve_lines(rows: list[dict]) -> list[str]:
+def curve_power(runs: int, confidence: float) -> dict:
+    """Seeds 0..runs − 1 of σ = 0.85 under a μ = 1 GDP claim: how many are flagged, and the
+    certified μ's range (true μ = 1/0.85)."""
+    @dpverify.mechanism(gdp=1.0, pairs=[(0.0, 1.0)], name="gaussian_sigma0.85")
+    def under_noised(x, rng, size):
+        return x + rng.normal(0.0, 0.85, size)
+    results = [dpverify.audit(under_noised, seed=s, n_jobs=1, confidence=confidence)
+               for s in range(runs)]
+    caught = sum(r.verdict == "violation" for r in results)
+    mus = [r.mu_lower_bound for r in results]
+    low, high = clopper_pearson(caught, runs)
+    return {"mechanism": "x + N(0, 0.85²) at gdp=1", "true_mu": 1 / 0.85, "runs": runs,
+            "caught": caught, "power": caught / runs, "ci_low": low, "ci_high": high,
+            "mu_min": min(mus), "mu_median": float(np.median(mus)), "mu_max": max(mus)}
+
+
+def curve_lines(rows: list[dict], power: dict | None = None) -> list[str]:
     """The Markdown section of the curve claims' false alarms."""
     if not rows:
         return []
@@ -274,6 +292,15 @@ def curve_lines(rows: list[dict]) -> list[str]:
     for r in gdp:
         lines += ["", f"Certified μ above the true μ = 1 on the GDP rows: {r['mu_above_truth']} "
                       f"of {r['runs']} (each audit may with probability ≤ 1 − confidence)."]
+    if power:
+        truth = ("never above the true μ" if power["mu_max"] <= power["true_mu"]
+                 else "ABOVE the true μ in some audits")
+        lines += ["", f"Power: {power['mechanism']} (true μ = {power['true_mu']:.4g}, 15% less "
+                      f"noise than μ = 1 allows) flagged in {power['caught']} of "
+                      f"{power['runs']} audits at the default budget ({CI_LEVEL:.0%} CI "
+                      f"{fmt_ci(power['ci_low'], power['ci_high'])}); certified μ from "
+                      f"{power['mu_min']:.4g} to {power['mu_max']:.4g} (median "
+                      f"{power['mu_median']:.4g}), {truth}."]
     return lines
 
 
@@ -607,7 +634,7 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
         "soundness failure.",
         "",
         "Plots: `calibration_false_alarms.png`, `calibration_power.png`.",
-    ] + curve_lines(curve_rows or [])
+    ] + curve_lines(curve_rows or [], meta.get("curve_power"))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -715,6 +742,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "1.5, at --samples (default 1000)")
     p.add_argument("--curve-runs", type=int, default=500,
                    help="seeded audits per curve claim (c) (default 500)")
+    p.add_argument("--curve-power-runs", type=int, default=100,
+                   help="seeds of the curve power row (c) (default 100)")
     p.add_argument("--curves-only", action="store_true",
                    help="recompute only the curve claims' rows (c); keep the rest of "
                         "OUT/calibration.json")
@@ -764,6 +793,7 @@ def main(argv=None) -> int:
     if args.curves_only:
         doc = json.loads((args.out / "calibration.json").read_text(encoding="utf-8"))
         doc["curve_false_alarms"] = rows = curve_rows()
+        doc["meta"]["curve_power"] = curve_power(args.curve_power_runs, args.confidence)
         (args.out / "calibration.json").write_text(
             json.dumps(jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
             encoding="utf-8")
@@ -857,6 +887,7 @@ def main(argv=None) -> int:
         meta["recomputed_only"] = args.only
         meta["other_rows_from"] = kept["meta"]["date"]
     curves = curve_rows()
+    meta["curve_power"] = curve_power(args.curve_power_runs, args.confidence)
     meta["load_average_at_end"] = load_average()
 
     json_path, md_path = args.out / "calibration.json", args.out / "calibration.md"
