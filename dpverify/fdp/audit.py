@@ -19,6 +19,12 @@ from .result import CurveAuditResult
 SEARCH_SAMPLES = 1 << 17      # search runs per input and pair (at most the certifying size)
 SEED_TAG = 0x66647021         # "fdp!": the curve audit draws apart from an (ε, δ) audit's runs
 REFERENCE_DELTA = 1e-5        # δ at which the certified ε is shown beside the claim's
+# planning: search rates shrunk this many standard errors towards each other before the best
+# of thousands of thresholds is taken. One standard error let a rare tail event whose few
+# search hits happened to line up win over a score that certifies (3 of 10 DP-SGD Poisson
+# audits kept an event that certified nothing); two kept a certifying one in 10 of 10 and
+# tightened the tight Gaussian's certified μ from 0.91-1.0 to 0.97-0.996 over 20 seeds
+PLAN_SHRINK_Z = 2.0
 
 
 def audit_curve(mechanism, claim: CurveClaim | None = None, pairs=None, confidence=0.95,
@@ -51,7 +57,7 @@ def audit_curve(mechanism, claim: CurveClaim | None = None, pairs=None, confiden
     level = (1.0 - confidence) / 2
 
     def plan(k_p, m_p, k_q, m_q):
-        p_low, q_high = wilson_corner(k_p, m_p, k_q, m_q, n, level)
+        p_low, q_high = wilson_corner(k_p, m_p, k_q, m_q, n, level, PLAN_SHRINK_Z)
         return planned_margin(claim, p_low, q_high)
 
     counted = best_event_counted(mech, pair_list, n, SEARCH_SAMPLES, plan, _seed(seed),
