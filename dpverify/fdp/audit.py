@@ -19,11 +19,9 @@ from .result import CurveAuditResult
 SEARCH_SAMPLES = 1 << 17      # search runs per input and pair (at most the certifying size)
 SEED_TAG = 0x66647021         # "fdp!": the curve audit draws apart from an (ε, δ) audit's runs
 REFERENCE_DELTA = 1e-5        # δ at which the certified ε is shown beside the claim's
-# planning: search rates shrunk this many standard errors towards each other before the best
-# of thousands of thresholds is taken. One standard error let a rare tail event whose few
-# search hits happened to line up win over a score that certifies (3 of 10 DP-SGD Poisson
-# audits kept an event that certified nothing); two kept a certifying one in 10 of 10 and
-# tightened the tight Gaussian's certified μ from 0.91-1.0 to 0.97-0.996 over 20 seeds
+# planning: search rates are shrunk this many standard errors towards each other before the
+# best of thousands of thresholds is taken, against the winner's curse: a rare event whose few
+# search hits line up by chance would otherwise be kept over a score that certifies
 PLAN_SHRINK_Z = 2.0
 
 
