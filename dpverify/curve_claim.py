@@ -1,7 +1,7 @@
 """A claim that is a whole curve (docs/theory.md §9): μ-Gaussian DP, a trade-off function f
 (f-DP), or a privacy profile δ(ε). Each is read once into a `CurveClaim`, which answers the
-three questions an audit asks of it: the trade-off f(α) it promises, the profile δ(ε) it
-promises, and the largest P[M(D) ∈ S] it allows for a given P[M(D') ∈ S].
+questions an audit asks of it: the trade-off f(α) it promises, the profile δ(ε) it promises,
+and its ε at a given δ.
 """
 from __future__ import annotations
 
@@ -71,10 +71,6 @@ class CurveClaim:
             return tradeoff_profile(self.tradeoff, epsilon)
         return np.interp(np.asarray(epsilon, float), self.epsilons, self.deltas,
                          right=self.deltas[-1])
-
-    def largest_p(self, q):
-        """The largest P[M(D) ∈ S] the claim allows when P[M(D') ∈ S] = q: 1 − f(q)."""
-        return 1.0 - self.tradeoff(q)
 
     def epsilon_at(self, delta: float) -> float:
         """The claim's ε at δ: the least grid ε whose profile is ≤ δ (∞ if none)."""

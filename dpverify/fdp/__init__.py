@@ -1,8 +1,8 @@
 """Claims that are whole curves (docs/theory.md §9, docs/fdp.md): μ-Gaussian DP and f-DP
 (Dong, Roth & Su, JRSS-B 2022), and privacy profiles δ(ε) such as accountants report.
 
-    dpverify/curve_claim.py   the claim, read once: CurveClaim (its f(α), its δ(ε), the
-                              largest p it allows), as the decorator declares it
+    dpverify/curve_claim.py   the claim, read once: CurveClaim (its f(α), its δ(ε), its ε
+                              at a δ), as the decorator declares it
     dpverify/tradeoff.py      the pure maths: G_μ, GDP's profile, profile ↔ trade-off, what a
                               box certifies
     audit.py    audit_curve: one event chosen on search runs, counted on fresh ones, tested
