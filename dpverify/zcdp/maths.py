@@ -4,12 +4,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
 
 from ..mechanism import ZCDP_DEFAULT_DELTA as DEFAULT_DELTA  # noqa: F401  (re-exported)
 from ..mechanism import validate_zcdp_delta as validate_delta  # noqa: F401  (re-exported)
 from ..renyi import renyi_bernoulli
-from ..stats import wilson_bounds
+from ..tradeoff import wilson_corner
 
 # the Rényi orders the certified curve is evaluated at (fixed before any data is seen; the bound
 # holds at all of them jointly, so the grid's size costs nothing)
@@ -60,10 +59,6 @@ def planned_rho(k_p, m_p, k_q, m_q, n: int, level: float, orders=ORDERS) -> np.n
     certifying sample of n runs would give at `level` are approximated by Wilson bounds at
     z = Φ⁻¹(1 − level), and the expected certified ρ is max_α of that corner's D_α/α.
     Vectorised over thresholds (k_p, k_q arrays)."""
-    p_s = wilson_bounds(k_p, m_p, SHRINK_Z)[0]
-    q_s = wilson_bounds(k_q, m_q, SHRINK_Z)[1]
-    z = float(norm.isf(level))
-    p_n = wilson_bounds(p_s * n, n, z)[0]
-    q_n = wilson_bounds(q_s * n, n, z)[1]
+    p_n, q_n = wilson_corner(k_p, m_p, k_q, m_q, n, level, SHRINK_Z)
     curve = renyi_curve_lower(p_n[:, None], q_n[:, None], np.asarray(orders)[None, :])
     return (curve / np.asarray(orders)[None, :]).max(axis=1)
