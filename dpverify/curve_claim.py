@@ -92,15 +92,22 @@ class CurveClaim:
         return out
 
 
-def gdp_claim(mu, name: str = "") -> CurveClaim:
-    """A μ-GDP claim: μ must be a finite number > 0."""
+def validate_gdp(mu) -> float:
+    """A μ-GDP claim (Dong, Roth & Su 2022; docs/theory.md §9): μ must be a finite number > 0."""
+    if isinstance(mu, bool):
+        raise InvalidClaimError(f"a GDP claim is a number mu > 0, got {mu!r}")
     try:
         value = float(mu)
     except (TypeError, ValueError):
         raise InvalidClaimError(f"a GDP claim is a number mu > 0, got {mu!r}") from None
     if not (value > 0 and math.isfinite(value)):
         raise InvalidClaimError(f"a GDP claim needs a finite mu > 0, got {mu!r}")
-    return CurveClaim(GDP, mu=value, name=name)
+    return value
+
+
+def gdp_claim(mu, name: str = "") -> CurveClaim:
+    """A μ-GDP claim (`validate_gdp`: μ a finite number > 0)."""
+    return CurveClaim(GDP, mu=validate_gdp(mu), name=name)
 
 
 def tradeoff_claim(f, name: str = "") -> CurveClaim:

@@ -39,13 +39,19 @@ BATCH = 4         # b: expected (Poisson) or fixed (shuffled) batch size
 NOISE = 3.0       # σ: noise multiplier (clip norm 1)
 
 
-def accountant_claim(steps=STEPS, batch=BATCH, noise=NOISE):
-    """The Poisson-subsampled Gaussian's profile from dp_accounting's PLD accountant:
-    T self-composed steps at rate b/(T·b), add-or-remove neighbours."""
+def poisson_event(steps=STEPS, noise=NOISE):
+    """The accountant's view of the epoch: T self-composed Poisson-subsampled Gaussian steps
+    at rate b/(T·b) = 1/T."""
     import dp_accounting
-    from dpverify.libraries.accountants import dp_accounting_profile
     step = dp_accounting.PoissonSampledDpEvent(1.0 / steps, dp_accounting.GaussianDpEvent(noise))
-    return dp_accounting_profile(dp_accounting.SelfComposedDpEvent(step, steps),
+    return dp_accounting.SelfComposedDpEvent(step, steps)
+
+
+def accountant_claim(steps=STEPS, noise=NOISE):
+    """The epoch's profile from dp_accounting's PLD accountant, add-or-remove neighbours (the
+    rate is 1/T whatever the batch size: N = T·b)."""
+    from dpverify.libraries.accountants import dp_accounting_profile
+    return dp_accounting_profile(poisson_event(steps, noise),
                                  name=f"dp_accounting's PLD accountant, {steps} Poisson-"
                                       f"subsampled Gaussian steps (q = 1/{steps}, σ = {noise:g})")
 
@@ -95,7 +101,7 @@ def make_dpsgd(sampling: str, steps=STEPS, batch=BATCH, noise=NOISE, claim=None)
                   + ("True curve: the claim's (the accountant is tight for it)\n"
                      if sampling == "poisson" else
                      "True curve: below the claim (reports/dpsgd.md)\n"))
-    return dpverify.mechanism(profile=claim or accountant_claim(steps, batch, noise),
+    return dpverify.mechanism(profile=claim or accountant_claim(steps, noise),
                               pairs=neighbour_pairs(steps, batch), name=fn.__name__)(fn)
 
 
@@ -107,11 +113,9 @@ DPSGD = {m.name: m for m in (dpsgd_poisson, dpsgd_shuffled)}
 CORRECT_DPSGD = ("dpsgd_poisson",)
 
 
-def epsilon_of_accountant(delta: float, steps=STEPS, batch=BATCH, noise=NOISE) -> float:
+def epsilon_of_accountant(delta: float, steps=STEPS, noise=NOISE) -> float:
     """The accountant's ε at δ (what a DP-SGD user reports), from its own get_epsilon."""
-    import dp_accounting
     from dp_accounting.pld import pld_privacy_accountant
     accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
-    step = dp_accounting.PoissonSampledDpEvent(1.0 / steps, dp_accounting.GaussianDpEvent(noise))
-    accountant.compose(dp_accounting.SelfComposedDpEvent(step, steps))
+    accountant.compose(poisson_event(steps, noise))
     return float(accountant.get_epsilon(delta)) if delta > 0 else math.inf

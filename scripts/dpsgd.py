@@ -62,7 +62,7 @@ def audit_row(version: str, steps: int, noise: float, seed: int) -> dict:
             "claim_epsilon_there": claim_there,
             "certified_epsilon_at_reference": result.epsilon_lower_bound,
             "accountant_epsilon_at_reference": epsilon_of_accountant(REFERENCE_DELTA, steps,
-                                                                     BATCH, noise),
+                                                                     noise),
             "pair_others": None if w is None else float(w.D_prime[0] if len(w.D_prime) else 0),
             "event": None if w is None else w.event,
             "counts": None if w is None else [w.count_D, w.samples_D, w.count_D_prime,
@@ -247,7 +247,8 @@ def main(argv=None) -> int:
     (args.out / "dpsgd.json").write_text(json.dumps(jsonable(doc), indent=1,
                                                     ensure_ascii=False) + "\n")
     write_markdown(args.out / "dpsgd.md", doc)
-    sound = flagged["poisson"] == 0 or flagged["poisson"] <= 0.05 * args.seeds + 1
+    # Poisson meets its claim: more alarms than 5% of seeds (plus one) would break the promise
+    sound = flagged["poisson"] <= 0.05 * args.seeds + 1
     return 0 if default["shuffled"]["verdict"] == "violation" and sound else 1
 
 

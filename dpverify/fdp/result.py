@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, HasOutcome, Witness, jsonable
+from ..result import (INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, HasOutcome, Witness,
+                      divergence_measured, jsonable)
 from ..curve_claim import GDP, CurveClaim
 from ..tradeoff import (DELTA_GRID, EPSILON_GRID, claim_reached, delta_lower, epsilon_lower_at,
                     gdp_mu_lower)
 
-HALF = 2.0  # a pass is conclusive once the certified ε at some δ reaches 1/HALF of the claim's
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,8 @@ class CurveAuditResult(HasOutcome):
         if self.verdict == "violation":
             return True
         if self.claim.kind == GDP:
-            return self.mu_lower_bound >= self.claim.mu / HALF
-        return self.reached[0] >= 1.0 / HALF
+            return divergence_measured(self.mu_lower_bound, self.claim.mu)
+        return divergence_measured(self.reached[0], 1.0)  # a ratio to the claim's ε
 
     @property
     def interrupted(self) -> bool:
