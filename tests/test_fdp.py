@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 from scipy import integrate
+from scipy.optimize import brentq
 from scipy.stats import norm
 
 import dpverify
@@ -21,6 +22,7 @@ from dpverify.fdp import (audit_curve, delta_lower, epsilon_lower_at, gdp_claim,
                           gdp_profile, profile_claim, profile_tradeoff, tradeoff_claim,
                           tradeoff_profile)
 from dpverify.region import laplace_tradeoff, randomized_response_tradeoff
+from dpverify.tradeoff import EPSILON_GRID
 
 
 def gaussian(sigma, claim):
@@ -119,6 +121,12 @@ def test_tight_gaussian_passes_its_gdp_claim_conclusively():
     result = dpverify.audit(gaussian(1.0, dict(gdp=1.0)), seed=0)
     assert result.verdict == "pass" and result.conclusive
     assert 0.9 < result.mu_lower_bound <= 1.0
+    # every figure from the same box stays under the truth: δ(ε) at every ε, ε at δ = 1e-5
+    # (the true profile: gdp_profile, checked against the privacy-loss integral above)
+    certified, _ = result.delta_curves(EPSILON_GRID)
+    assert np.all(certified <= gdp_profile(1.0, EPSILON_GRID) + 1e-12)
+    true_eps = brentq(lambda e: float(gdp_profile(1.0, e)) - 1e-5, 0, 20)
+    assert result.epsilon_lower_bound <= true_eps
 
 
 def test_gaussian_with_15_percent_less_noise_is_flagged_on_at_least_19_of_20_seeds():
