@@ -136,6 +136,15 @@ def _cases_pipelines():
              dp.t.make_count_by_categories(dp.vector_domain(dp.atom_domain(T=str)),
                                            dp.symmetric_distance(), ["x", "y"])
              >> dp.m.then_laplace(1.0)), S14),
+        ("make_count_distinct >> make_geometric", "strings, scale=1 (ε=1)",
+         lambda: from_measurement(
+             dp.t.make_count_distinct(dp.vector_domain(dp.atom_domain(T=str)),
+                                      dp.symmetric_distance()) >> dp.m.then_geometric(1.0)),
+         S15),
+        ("make_clamp >> make_sum (i32) >> make_geometric", "records in [0, 3], scale=3 (ε=1)",
+         lambda: from_measurement(
+             dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance(),
+                             (0, 3)) >> dp.t.then_sum() >> dp.m.then_geometric(3.0)), S15),
         ("make_zCDP_to_approxDP(make_gaussian)", "scale=2, privacy profile read at δ=1e-6",
          lambda: from_measurement(dp.c.make_zCDP_to_approxDP(
              dp.m.make_gaussian(_floats(), dp.absolute_distance(T=float), 2.0))), S14),

@@ -106,14 +106,17 @@ def test_tool_pairs_replace_one_record_by_a_bound():
         assert set(d2[d != d2]) <= {0.0, 1.0}
     hist = dpl.from_tool(tools.histogram, data, 1.0, bounds=(0.0, 1.0), bins=4)
     assert all(abs(len(d) - len(d2)) == 1 for d, d2 in hist.pairs)  # add / remove one
+    assert any(len(d) == 0 and list(d2) == [1.0] for d, d2 in hist.pairs)  # the empty corner
 
 
-def test_model_pairs_change_one_row():
+def test_model_pairs_change_one_row_and_one_gets_a_label_no_other_row_has():
     X, y = np.array([[0.0], [0.0], [1.0], [1.0]]), np.array([0, 0, 1, 1])
     m = dpl.from_tool(models.GaussianNB, (X, y), 1.0, bounds=(0.0, 1.0))
     for (a, b), (a2, b2) in m.pairs:
         assert np.count_nonzero((a != a2).any(axis=1) | (b != b2)) == 1
-        assert set(np.unique(b2)) == {0, 1}  # both classes remain
+    classes = [set(np.unique(b2)) for (_, _), (_, b2) in m.pairs]
+    assert classes.count({0, 1}) == len(m.pairs) - 1
+    assert {0, 1} < classes[-1]  # the corner: a class of one row, which no other row has
 
 
 @pytest.mark.parametrize("make", [

@@ -135,8 +135,13 @@ def test_symmetric_distance_pairs_add_records_at_the_clamp_bounds(d_in):
     assert any(abs(sum(b) - sum(a)) == 4.0 * d_in for a, b in mech.pairs)
     counts = dp.t.make_count_by_categories(dp.vector_domain(dp.atom_domain(T=str)),
                                            dp.symmetric_distance(), ["x", "y"])
-    for a, b in from_measurement(counts >> dp.m.then_laplace(1.0), d_in=d_in).pairs:
-        assert _symmetric_distance(a, b) == d_in and set(a + b) <= {"x", "y"}
+    count_pairs = from_measurement(counts >> dp.m.then_laplace(1.0), d_in=d_in).pairs
+    for a, b in count_pairs:
+        assert _symmetric_distance(a, b) == d_in
+    # the corners: the empty dataset, and records of a category none of x, y (the null count)
+    assert ([], ["y"] * d_in) in count_pairs
+    assert any(set(b) - {"x", "y"} and set(a) <= {"x", "y"} for a, b in count_pairs)
+    assert ([], [4.0] * d_in) in mech.pairs
 
 
 def test_sized_datasets_replace_records_and_need_an_even_symmetric_distance():

@@ -138,18 +138,37 @@ def replace_pairs(records, lower, upper) -> list:
 
 
 def add_remove_pairs(records, lower, upper) -> list:
-    """Neighbours one record apart in size: a record added at each bound, and the first one
-    removed."""
+    """Neighbours one record apart in size: a record added at each bound, the first one
+    removed, and the corner of the empty dataset against one record at the upper bound."""
     records = np.asarray(records, dtype=float)
     pairs = [(records, np.append(records, [float(b)])) for b in (lower, upper)]
     if len(records) > 1:
         pairs.append((records, records[1:]))
+    if len(records):
+        pairs.append((records[:0], np.array([float(upper)])))
     return pairs
+
+
+def _unseen_label(labels):
+    """A label no record has: one more than the largest for numbers, else "unseen"."""
+    numeric = all(isinstance(label, (int, float, np.integer, np.floating)) for label in labels)
+    return max(labels) + 1 if numeric and labels else "unseen"
+
+
+def _unseen_label_pair(X, y, i):
+    """The corner of a classifier's neighbours: record i relabelled with a label no other
+    record has. diffprivlib's classifiers read their classes from y, so this record adds a
+    class (and changes the shape of what the model releases)."""
+    labels = list(np.unique(y))
+    y2 = y.astype(object) if not np.issubdtype(y.dtype, np.number) else y.copy()
+    y2[i] = _unseen_label(labels)
+    return (X, y), (X, y2)
 
 
 def _logistic_pairs(X, y, data_norm) -> list:
     """LogisticRegression bounds records by norm (`data_norm`), not by box: a record replaced by
-    ±data_norm·e1 with the other label (when its own label keeps another member)."""
+    ±data_norm·e1 with the other label (when its own label keeps another member); and the
+    first row given a label no other row has (`_unseen_label_pair`)."""
     if data_norm is None:
         raise InvalidPairsError("LogisticRegression bounds each record by its norm: pass "
                                 "data_norm= (without it diffprivlib takes the norm from the "
@@ -165,7 +184,7 @@ def _logistic_pairs(X, y, data_norm) -> list:
         if others and np.count_nonzero(y == y[i]) > 1:
             y2[i] = others[0]
         pairs.append(((X, y), (X2, y2)))
-    return pairs
+    return pairs + [_unseen_label_pair(X, y, 0)]
 
 
 def _model_pairs(name, data, bounds, kwargs) -> list:
@@ -191,7 +210,8 @@ def _model_pairs(name, data, bounds, kwargs) -> list:
 def _classifier_pairs(X, y, lower, upper) -> list:
     """A row moved to a corner of the bounds, keeping its label, and again with its label
     changed to another class (when its own class keeps a member, so the classes stay the
-    same): replacing a record (x, y) may change both."""
+    same): replacing a record (x, y) may change both. And the corner: the first row given a
+    label no other row has (`_unseen_label_pair`)."""
     labels, pairs = list(np.unique(y)), []
     for i, corner in _replacements(X, lower, upper):
         X2 = X.copy()
@@ -202,7 +222,7 @@ def _classifier_pairs(X, y, lower, upper) -> list:
             y2 = y.copy()
             y2[i] = others[0]
             pairs.append(((X, y), (X2, y2)))
-    return pairs
+    return pairs + [_unseen_label_pair(X, y, 0)] if len(y) else pairs
 
 
 def tool_pairs(name, data, bounds, neighbouring, is_model, kwargs) -> list:
@@ -237,7 +257,8 @@ def from_tool(tool, data, epsilon, bounds=None, name=None, pairs=None, output=No
     (mean: (upper − lower)/n; sum and count_nonzero truncate to [n·lower, n·upper]), i.e.
     same-size datasets with one record replaced: `neighbouring="replace"`, the record farthest
     from a bound moved to it. Histograms add 1-sensitivity noise per bin: one record added at a
-    bound or removed (`"add_remove"`). Pass `neighbouring=` to choose, or pairs= (then `data`
+    bound or removed, and the empty dataset against one record (`"add_remove"`). Classifiers
+    also get the corner of a row relabelled with a label no other row has. Pass `neighbouring=` to choose, or pairs= (then `data`
     is unused). output: f(result) -> the audited release (default: histogram counts, a scalar,
     a model's coef_ and intercept_, GaussianNB's theta_, var_ and class_count_).
     """

@@ -71,7 +71,8 @@ def _record_pairs(domain, metric, d_in, hints):
     """Datasets (vectors of records) at d_in under SymmetricDistance / InsertDeleteDistance
     (d_in records added) or ChangeOneDistance / HammingDistance (d_in records replaced; a
     sized domain under symmetric distance replaces d_in // 2). The records are the values
-    at the bounds: adding the one of largest magnitude hits a bounded sum's sensitivity."""
+    at the bounds: adding the one of largest magnitude hits a bounded sum's sensitivity.
+    Added records come with the corners of `_corner_pairs`."""
     info = _atom_info(domain.element_domain)
     if info is None:
         return None
@@ -92,7 +93,27 @@ def _record_pairs(domain, metric, d_in, hints):
         return [(base, [far] * min(changes, n) + [near] * max(n - changes, 0))]
     base = _base_records(kind, lo, hi, hints)
     added = [far] + ([near] if near != far and (not numeric or lo < 0 < hi) else [])
-    return [(list(base), base + [value] * d_in) for value in added]
+    pairs = [(list(base), base + [value] * d_in) for value in added]
+    return pairs + _corner_pairs(kind, far, base, hints, d_in)
+
+
+def _unseen_value(values) -> str:
+    """A string that is none of `values`: "c", "d", ... (the first free one), else "unseen"."""
+    taken = set(values)
+    return next((chr(c) for c in range(ord("a"), ord("z") + 1) if chr(c) not in taken),
+                "unseen")
+
+
+def _corner_pairs(kind, far, base, hints, d_in) -> list:
+    """The corners of add-or-remove neighbours that change what the output looks like: the
+    empty dataset against d_in records at the far bound (a count, mean or quantile of nothing),
+    and, for strings, d_in records of a value that neither dataset's other records nor the
+    declared categories have (a new group, or the null category of a count by categories)."""
+    corners = [([], [far] * d_in)]
+    if kind is str:
+        unseen = _unseen_value(list(base) + list(hints.get("categories") or []))
+        corners.append((list(base), list(base) + [unseen] * d_in))
+    return corners
 
 
 def _atom_absolute_pairs(domain, metric, d_in, hints):
@@ -270,7 +291,9 @@ def build_pairs(measurement, d_in=1, label=None) -> list:
     - vector domain, L1 / L2: one coordinate moved by d_in, and the move spread over two;
     - vector domain, L∞: one score up and the rest down, one down and the rest up;
     - vector domain, Symmetric / InsertDelete / ChangeOne / Hamming distance: d_in records
-      added (or replaced), at the bounds of the records (domain, clamp, categories);
+      added (or replaced), at the bounds of the records (domain, clamp, categories); with
+      records added, also the corners: the empty dataset against d_in records, and (strings)
+      d_in records of a value no other record or category has;
     - map domain, L1 / L2: three keys, values moved as for vectors;
     - map domain, L01Inf / L02Inf: a partition added, and one partition's value moved.
 
