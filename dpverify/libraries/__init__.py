@@ -2,18 +2,19 @@
 
 Each adapter reads the privacy claim from the library object itself, builds neighbouring pairs
 from what the library says about its inputs, and declares where the noise comes from:
-`randomness="own"` when the library's generator cannot be seeded (OpenDP), the engine's `rng`
-when it can (diffprivlib's `random_state`). Import the one you need:
+`randomness="own"` when the library's generator cannot be seeded (OpenDP, Google's DP library
+`pydp`, PipelineDP), the engine's `rng` when it can (diffprivlib's `random_state`, Tumult
+Core's module-level generator). Import the one you need:
 
-    from dpverify.libraries import opendp, diffprivlib
+    from dpverify.libraries import opendp, diffprivlib, pydp, pipelinedp, tumult
 
 `accountants` reads privacy accountants' curves (Google's dp_accounting) as curve claims
 (dpverify.fdp), and `opendp.from_measurement(..., whole_profile=True)` an OpenDP
 measurement's whole privacy profile.
 
 Each needs its library installed: ``pip install 'dpverify[libraries]'``. The libraries are
-imported on first use (`require_opendp`, `require_diffprivlib`), never when an adapter is
-imported.
+imported on first use (`require_opendp`, `require_diffprivlib`, `require_pydp`,
+`require_pipelinedp`, `require_tumult`), never when an adapter is imported.
 """
 
 import importlib
@@ -39,3 +40,20 @@ def require_opendp():
 def require_diffprivlib():
     """Import diffprivlib, or raise a DpVerifyError saying how to install it."""
     return require("diffprivlib", "diffprivlib", "diffprivlib 0.6 (and scikit-learn < 1.8)")
+
+
+def require_pydp():
+    """Import Google's DP library (python-dp's `pydp`), or raise a DpVerifyError saying how to
+    install it."""
+    return require("pydp", "pydp", "python-dp 1.1")
+
+
+def require_pipelinedp():
+    """Import PipelineDP (`pipeline_dp`), or raise a DpVerifyError saying how to install it."""
+    return require("pipeline_dp", "pipelinedp", "pipeline-dp 0.3")
+
+
+def require_tumult():
+    """Import Tumult Core (`tmlt.core`), or raise a DpVerifyError saying how to install it."""
+    return require("tmlt.core", "tumult", "tmlt.core 0.20 (which needs numpy < 2 on Python "
+                   "3.11)")
