@@ -117,6 +117,10 @@ class Mechanism:
     # the audit's default `samples` for this mechanism (certifying runs per input at the last
     # stage); None: the engine's default for its form (options.default_samples)
     samples: int | None = None
+    # where the engine runs its chunks unless audit(backend=...) says: None for the form's
+    # default (threads for batched mechanisms, whose numpy draws release the GIL; loky worker
+    # processes for scalar ones); "loky" for a batched mechanism whose library calls hold it
+    backend: str | None = None
     # a curve claim instead of (epsilon, delta): a dpverify.fdp.CurveClaim (μ-GDP, a trade-off
     # function or a privacy profile), audited by dpverify.fdp.audit_curve
     curve: Any = field(default=None, compare=False)

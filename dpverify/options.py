@@ -293,8 +293,9 @@ _AUDIT_OPTIONS = [
     Option("jobs", _JOBS_HELP, keyword="n_jobs", default=-1, check=check_jobs,
            cli=Cli("--jobs", dict(type=int)),
            plugin=Plugin("--dpverify-jobs", "parallel workers per audit", dict(type=int))),
-    Option("backend", "where chunks run (default: threading for batched, loky for scalar "
-                      "mechanisms); dask needs --scheduler", keyword="backend",
+    Option("backend", "where chunks run (default: the mechanism's own, else threading for "
+                      "batched, loky for scalar mechanisms); dask needs --scheduler",
+           keyword="backend",
            cli=Cli("--backend", dict(choices=["threading", "loky", "dask"]))),
     Option("scheduler", "dask scheduler address (tcp://host:8786); implies --backend dask",
            cli=Cli("--scheduler", dict(metavar="ADDRESS"))),

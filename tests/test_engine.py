@@ -646,3 +646,20 @@ def test_small_batches_of_a_slow_mechanism_go_to_the_pool_and_of_a_fast_one_stay
             threads.clear()
             sampler.run(batch(1))
         assert (here not in threads) == pooled_later, seconds_per_run
+
+
+
+def _laplace_batch(data, rng, size):
+    return data + rng.laplace(size=size)
+
+def test_a_mechanism_can_ask_for_worker_processes_and_audit_backend_still_wins():
+    """Mechanism.backend: a batched mechanism whose calls hold the GIL (a library binding)
+    asks for loky processes instead of threads; audit(backend=...) overrides it."""
+    from dpverify.sampling import Sampler
+    mech = dpverify.Mechanism(fn=_laplace_batch, name="flags", epsilon=1.0, pairs=[(0, 1)],
+                              batched=True, backend="loky")
+    assert Sampler(mech, [(0, 1)], 0).backend == "loky"
+    assert Sampler(mech, [(0, 1)], 0, backend="threading").backend == "threading"
+    plain = dpverify.Mechanism(fn=_laplace_batch, name="flags", epsilon=1.0, pairs=[(0, 1)],
+                               batched=True)
+    assert Sampler(plain, [(0, 1)], 0).backend == "threading"

@@ -86,7 +86,9 @@ class Sampler:
     Backends: "threading" (default for batched mechanisms: numpy releases the GIL while it
     draws, and nothing is pickled), "loky" (default for scalar mechanisms, which are Python
     loops; also the one to use when a hung mechanism must be killed), and "dask" (the current
-    dask.distributed Client's cluster). The result never depends on the backend or n_jobs.
+    dask.distributed Client's cluster). A mechanism may name its own default
+    (`Mechanism.backend`: a library adapter whose batched calls hold the GIL asks for loky);
+    `backend=` overrides it. The result never depends on the backend or n_jobs.
 
     `deadline` (time.monotonic()) bounds the whole audit: every wait is cut off there and an
     AuditTimeoutError names the stage and chunk. `stop_after` (seconds from now, on `_clock`)
@@ -105,7 +107,7 @@ class Sampler:
         self.chunk_size = chunk_size or (BATCHED_CHUNK_SIZE if mech.batched else SCALAR_CHUNK_SIZE)
         self.schema: Schema | None = None
         self.runs = np.zeros((len(inputs), 2), dtype=np.int64)
-        self.backend = backend or ("threading" if mech.batched else "loky")
+        self.backend = backend or mech.backend or ("threading" if mech.batched else "loky")
         if self.backend not in BACKENDS:
             raise InvalidClaimError(f"backend must be one of {', '.join(BACKENDS)}, got "
                                     f"{backend!r}")
