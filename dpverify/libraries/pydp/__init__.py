@@ -25,9 +25,9 @@ but the same seed does not reproduce a bound.
 
 Speed: one library call a run (about 5 µs for add_noise and Count, 8-50 µs for sums, means and
 variances, 150-350 µs for Max, Min, Median and Percentile, which build a quantile tree; about
-1 µs for should_keep) and no call draws many outputs, so every mechanism is scalar and the
-engine spreads its runs over worker processes, which rebuild the pydp object from its Recipe
-(recipes.py; pybind11 objects do not pickle). Each mechanism declares a default budget
+1 µs for should_keep) and no call draws many outputs, so each mechanism's batches are loops
+over the library call (draws.py), run in worker processes (`backend="loky"`), which rebuild
+the pydp object from its Recipe (recipes.py; pybind11 objects do not pickle). Each mechanism declares a default budget
 (`samples=`) that keeps an audit to tens of seconds.
 
 Modules: recipes.py (what an object is built from), pairs.py (neighbours), draws.py (runners).
@@ -107,7 +107,7 @@ def from_mechanism(mechanism, *, dtype: str = "float", pairs=None, name=None,
     if pairs is None:
         pairs = value_pairs(sensitivity, dtype, label)
     return Mechanism(fn=NoiseDraws(recipe, built), name=label, epsilon=epsilon, delta=delta,
-                     pairs=pairs, batched=False, randomness="own", samples=MECHANISM_SAMPLES)
+                     pairs=pairs, batched=True, backend="loky", randomness="own", samples=MECHANISM_SAMPLES)
 
 
 def from_algorithm(algorithm, *, entry: str = "quick_result", pairs=None, name=None,
@@ -139,7 +139,7 @@ def from_algorithm(algorithm, *, entry: str = "quick_result", pairs=None, name=N
         pairs = algorithm_pairs(cls, arguments, built, label)
     samples = QUANTILE_SAMPLES if cls in QUANTILE_TREE else ALGORITHM_SAMPLES
     return Mechanism(fn=AlgorithmDraws(recipe, entry, built), name=label, epsilon=epsilon,
-                     delta=delta, pairs=pairs, batched=False, randomness="own",
+                     delta=delta, pairs=pairs, batched=True, backend="loky", randomness="own",
                      samples=samples)
 
 
@@ -171,7 +171,7 @@ def from_partition_selection(strategy, *, pairs=None, name=None, **kwargs) -> Me
     if pairs is None:
         pairs = partition_pairs(built, label)
     return Mechanism(fn=KeepDraws(recipe, built), name=label, epsilon=epsilon, delta=delta,
-                     pairs=pairs, batched=False, randomness="own", samples=STRATEGY_SAMPLES)
+                     pairs=pairs, batched=True, backend="loky", randomness="own", samples=STRATEGY_SAMPLES)
 
 
 __all__ = ["from_mechanism", "from_algorithm", "from_partition_selection", "Recipe",

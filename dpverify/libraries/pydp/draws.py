@@ -2,9 +2,14 @@
 many outputs at once). pydp draws from its own C++ secure generator, so every runner ignores
 the engine's `rng` (the mechanisms are `randomness="own"`).
 
+Every runner is called f(data, rng) for one output or f(data, rng, size) for `size` outputs
+from a loop over the bound library call: a pydp call costs a few µs, about what the engine
+spends on each call of a scalar mechanism, so the adapter declares the batched form and asks
+for worker processes (`Mechanism.backend="loky"`): pybind11 holds the GIL, so threads would
+share one core.
+
 pydp objects are pybind11 objects, which do not pickle: each runner holds the object's
-`Recipe` and builds the object again, once, in every process that runs it (the engine spreads
-a scalar mechanism's runs over worker processes).
+`Recipe` and builds the object again, once, in every process that runs it.
 
 - `NoiseDraws`: a numerical mechanism's add_noise(x) (an int input gives an int output);
 - `AlgorithmDraws`: an algorithm's quick_result(D), or reset() + add_entries(D) + result();
@@ -16,6 +21,8 @@ from __future__ import annotations
 
 import threading
 from numbers import Integral
+
+import numpy as np
 
 from .recipes import Recipe
 
@@ -47,16 +54,28 @@ class _Built:
         self._local = threading.local()
 
 
-class NoiseDraws(_Built):
-    """f(x, rng) -> mechanism.add_noise(x) (rng unused: pydp's own generator)."""
+def _outputs(one, size):
+    """One output of `one()` when size is None, else `size` of them: numbers (and bools) as
+    one numpy array, anything else (tuples of results) as a list."""
+    if size is None:
+        return one()
+    outputs = [one() for _ in range(int(size))]
+    if outputs and isinstance(outputs[0], (bool, int, float)):
+        return np.asarray(outputs)
+    return outputs
 
-    def __call__(self, data, rng):
+
+class NoiseDraws(_Built):
+    """f(x, rng[, size]) -> mechanism.add_noise(x) (rng unused: pydp's own generator)."""
+
+    def __call__(self, data, rng, size=None):
         value = int(data) if isinstance(data, Integral) else float(data)
-        return self.object.add_noise(value)
+        add_noise = self.object.add_noise
+        return _outputs(lambda: add_noise(value), size)
 
 
 class AlgorithmDraws(_Built):
-    """f(D, rng) -> the algorithm's result on dataset D through `entry`:
+    """f(D, rng[, size]) -> the algorithm's result on dataset D through `entry`:
 
     - "quick_result": quick_result(D), which resets the algorithm (and its budget) first;
     - "add_entries": reset(), add_entries(D), result(): the incremental entry point (result
@@ -79,17 +98,21 @@ class AlgorithmDraws(_Built):
         algorithm.add_entries(records)
         return algorithm.result()
 
-    def __call__(self, data, rng):
+    def _result(self, data):
         if isinstance(data, tuple):
             return tuple(self._one(records) for records in data)
         return self._one(data)
 
+    def __call__(self, data, rng, size=None):
+        return _outputs(lambda: self._result(data), size)
+
 
 class KeepDraws(_Built):
-    """f(n, rng) -> strategy.should_keep(n); a tuple of decisions for a tuple of counts."""
+    """f(n, rng[, size]) -> strategy.should_keep(n); a tuple of decisions for a tuple of
+    counts."""
 
-    def __call__(self, data, rng):
-        strategy = self.object
+    def __call__(self, data, rng, size=None):
+        keep = self.object.should_keep
         if isinstance(data, tuple):
-            return tuple(strategy.should_keep(n) for n in data)
-        return strategy.should_keep(data)
+            return _outputs(lambda: tuple(keep(n) for n in data), size)
+        return _outputs(lambda: keep(data), size)
