@@ -1,11 +1,12 @@
-"""Census of the DP libraries people ship: every mechanism constructor of the installed OpenDP
-and every diffprivlib mechanism and bounded tool, audited at its own claim and at half of it.
+"""Census of the DP libraries people ship: the public mechanisms, algorithms and aggregations
+of the installed OpenDP, diffprivlib, Google's DP library (python-dp), PipelineDP and Tumult
+Core, each audited at its own claim and at half of it.
 
 What is measured
-    Each case (scripts/_census_opendp.py, scripts/_census_diffprivlib.py) builds one library
-    mechanism at a small representative configuration through its adapter
-    (dpverify.libraries.opendp / .diffprivlib), which reads the claim from the library object
-    and builds the neighbouring pairs. It is audited twice with `dpverify.audit(mech,
+    Each case (scripts/_census_<library>.py) builds one library mechanism at a small
+    representative configuration through its adapter (dpverify.libraries.<library>), which
+    reads the claim from the library object and builds the neighbouring pairs, corners
+    included (the empty dataset, a record no other record resembles, records at the bounds). It is audited twice with `dpverify.audit(mech,
     samples=S, seed=0)`: at the claim the library states, and at half of it (ε/2 with the same δ,
     or ρ/2 for a zCDP claim). A correct mechanism should pass the first (a violation there is a
     finding against the library, shown with its witness) and be flagged by the second: a
@@ -13,8 +14,8 @@ What is measured
     pass at half the claim means the audit lacked power (or the library's claim is loose).
 
     False findings. Many library mechanisms are exactly as private as they claim, so an
-    audit at confidence 0.95 flags each one with probability up to 5%: over ~50 cases one or two
-    would be listed as failing by chance. The audits at the claim therefore run at confidence
+    audit at confidence 0.95 flags each one with probability up to 5%: over ~90 cases four or
+    five would be listed as failing by chance. The audits at the claim therefore run at confidence
     1 − (1 − C)/N for N cases (Bonferroni), so that the chance of listing ANY correct case as
     failing its claim is at most 1 − C over the whole census (C = --confidence, default 0.95).
     The audits at half the claim run at C: there a flag is the expected outcome.
@@ -24,7 +25,7 @@ Output
                         and certified bound at the claim and at half of it, runs, seconds
     DIR/libraries.json  the same, with every result's as_dict()
 
-Usage: python scripts/libraries.py --out DIR [--only opendp|diffprivlib] [--seed S]
+Usage: python scripts/libraries.py --out DIR [--only LIBRARY] [--seed S] [--from-json]
 """
 from __future__ import annotations
 
@@ -40,7 +41,11 @@ from dpverify.errors import DpVerifyError
 from dpverify.result import jsonable
 from _machine import machine_meta, package_version
 
-LIBRARIES = {"opendp": "_census_opendp", "diffprivlib": "_census_diffprivlib"}
+LIBRARIES = {"opendp": "_census_opendp", "diffprivlib": "_census_diffprivlib",
+             "pydp": "_census_pydp", "pipelinedp": "_census_pipelinedp", "tumult": "_census_tumult"}
+# the PyPI distribution each census reads its version from
+DISTRIBUTIONS = {"opendp": "opendp", "diffprivlib": "diffprivlib", "pydp": "python-dp",
+                 "pipelinedp": "pipeline-dp", "tumult": "tmlt.core"}
 
 
 def claim_of(mech) -> dict:
@@ -176,6 +181,20 @@ def findings(rows: list[dict], checked: dict) -> list[str]:
     return out
 
 
+def not_flagged(rows: list[dict]) -> list[str]:
+    """One bullet per reason: the rows not flagged at half their claim that share a reason
+    (e.g. one library's quantile algorithms), then the reason once."""
+    by_reason: dict = {}
+    for r in rows:
+        reason = r.get("half_claim_note", "No reason known: the audit lacked power at this "
+                                          "budget")
+        by_reason.setdefault(reason, []).append(
+            f"`{r['constructor']}` ({md_escape(r['configuration'])}): "
+            + ("error" if r["at_half"]["verdict"] == "error" else fmt_cell(r["at_half"])))
+    return [f"- {'; '.join(cells)}. " + ("" if reason.startswith("No reason") else "Why: ")
+            + f"{reason}." for reason, cells in by_reason.items()]
+
+
 def write_markdown(path: Path, rows: list[dict], meta: dict, checked: dict) -> None:
     audited = [r for r in rows if "at_claim" in r]
     half_missed = [r for r in audited if r["at_half"]["verdict"] != "violation"]
@@ -195,16 +214,13 @@ def write_markdown(path: Path, rows: list[dict], meta: dict, checked: dict) -> N
              "what a correct, tightly claimed mechanism should not show: a violation at its "
              "claim, or a pass at half of it.", ""]
     for library in meta["libraries"]:
-        lines += [f"## {library}", ""] + table([r for r in rows if r["library"] == library])
-        lines.append("")
+        own = [r for r in rows if r["library"] == library]
+        if own:
+            lines += [f"## {library}", ""] + table(own) + [""]
     lines += ["## Failures of the library's own claim", ""]
     lines += findings(rows, checked) or ["None found at this budget.", ""]
     lines += ["## Not flagged at half the claim", ""]
-    lines += [f"- `{r['constructor']}` ({md_escape(r['configuration'])}): "
-              f"{fmt_cell(r['at_half'])}. "
-              + (f"Why: {r['half_claim_note']}." if "half_claim_note" in r
-                 else "No reason known: the audit lacked power at this budget.")
-              for r in half_missed] or ["None."]
+    lines += not_flagged(half_missed) or ["None."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -219,7 +235,9 @@ def attach_notes(rows: list[dict], notes: dict) -> list[dict]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, type=Path, help="directory for libraries.md/.json")
-    p.add_argument("--only", choices=sorted(LIBRARIES), help="census of one library only")
+    p.add_argument("--only", choices=sorted(LIBRARIES),
+                   help="audit one library only; the other libraries' rows are kept from "
+                        "OUT/libraries.json when it was run at the same seed and number of cases")
     p.add_argument("--from-json", action="store_true",
                    help="audit nothing: write libraries.md again from OUT/libraries.json "
                         "(with the census modules' current notes)")
@@ -230,35 +248,56 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+def previous_rows(path: Path, per_case: float, seed: int) -> tuple[list[dict], dict]:
+    """The rows and per-library seconds of an earlier census in `path`, when it was run at the
+    same seed and per-case confidence (the same number of cases); else none."""
+    if not path.exists():
+        return [], {}
+    document = json.loads(path.read_text(encoding="utf-8"))
+    meta = document["meta"]
+    if meta.get("seed") != seed or abs(meta.get("confidence_at_claim", 0) - per_case) > 1e-12:
+        print(f"{path}: an earlier census at another seed or number of cases; its rows are "
+              "dropped", flush=True)
+        return [], {}
+    return document["rows"], meta.get("seconds_by_library", {})
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    started = time.perf_counter()
-    versions, cases, notes, checked = {}, [], {}, {}
-    for library, module in LIBRARIES.items():
-        if args.only in (None, library):
-            versions[library] = package_version(library)
-            census = importlib.import_module(module)
-            notes.update(getattr(census, "HALF_CLAIM_NOTES", {}))
-            checked.update(getattr(census, "FINDINGS_CHECKED", {}))
-            if not args.from_json:
-                cases += [(library, case) for case in census.cases()]
+    censuses = {library: importlib.import_module(module) for library, module in LIBRARIES.items()}
+    versions = {library: package_version(DISTRIBUTIONS[library]) for library in LIBRARIES}
+    notes, checked = {}, {}
+    for census in censuses.values():
+        notes.update(getattr(census, "HALF_CLAIM_NOTES", {}))
+        checked.update(getattr(census, "FINDINGS_CHECKED", {}))
+    json_path = args.out / "libraries.json"
     if args.from_json:
-        document = json.loads((args.out / "libraries.json").read_text(encoding="utf-8"))
+        document = json.loads(json_path.read_text(encoding="utf-8"))
         write_markdown(args.out / "libraries.md", attach_notes(document["rows"], notes),
                        document["meta"], checked)
         return 0
+    # the correction counts every case of the census, also when --only audits one library
+    cases = [(library, case) for library, census in censuses.items() for case in census.cases()]
     per_case = 1 - (1 - args.confidence) / len(cases)
+    kept, seconds = previous_rows(json_path, per_case, args.seed) if args.only else ([], {})
     print(f"{len(cases)} cases of {versions}; audits at the claim at confidence {per_case:.5f}",
           flush=True)
-    rows = [run_case(library, case, args.seed, lambda m: print(m, flush=True),
-                     args.confidence, per_case) for library, case in cases]
-    attach_notes(rows, notes)
+    rows = {library: [r for r in kept if r["library"] == library] for library in LIBRARIES}
+    for library in LIBRARIES:
+        if args.only not in (None, library):
+            continue
+        started = time.perf_counter()
+        rows[library] = [run_case(library, case, args.seed, lambda m: print(m, flush=True),
+                                  args.confidence, per_case) for lib, case in cases
+                         if lib == library]
+        seconds[library] = time.perf_counter() - started
+    rows = attach_notes([r for library in LIBRARIES for r in rows[library]], notes)
     meta = {**machine_meta(), "libraries": versions, "seed": args.seed,
             "confidence": args.confidence, "confidence_at_claim": per_case,
-            "seconds": time.perf_counter() - started}
-    (args.out / "libraries.json").write_text(
+            "seconds_by_library": seconds, "seconds": sum(seconds.values())}
+    json_path.write_text(
         json.dumps(jsonable({"rows": rows, "meta": meta}), indent=2, ensure_ascii=False) + "\n",
         encoding="utf-8")
     write_markdown(args.out / "libraries.md", rows, meta, checked)
