@@ -44,7 +44,7 @@ CODE_NAME = re.compile(r"`((?:dpverify\.)?[a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(
 FILE_SUFFIXES = {"md", "json", "png", "html", "py", "yml", "yaml", "txt", "xml", "csv"}
 # ...and the only other heads a dotted name in the docs may have (not dpverify's, not checked)
 EXTERNAL_HEADS = {"numpy", "np", "os", "random", "math", "scipy", "opendp", "dp", "diffprivlib",
-                  "meas", "mech"}
+                  "pydp", "pipeline_dp", "tmlt", "meas", "mech"}
 
 # `dpverify/sampling/`, `tests/test_engine.py`, `reports/examples/*/index.html`: project paths.
 PROJECT_PATH = re.compile(

@@ -119,6 +119,17 @@ def test_model_pairs_change_one_row_and_one_gets_a_label_no_other_row_has():
     assert {0, 1} < classes[-1]  # the corner: a class of one row, which no other row has
 
 
+def test_gaussian_nb_releases_its_class_set_on_the_unseen_label_corner():
+    """diffprivlib's GaussianNB reads its classes from y, so relabelling one row with a label no
+    other row has changes how many classes it releases: ε is infinite on that pair (and the
+    model is fitted for real, which a scikit-learn too new for diffprivlib would break)."""
+    X, y = np.array([[0.0], [0.0], [1.0], [1.0]]), np.array([0, 0, 1, 1])
+    m = dpl.from_tool(models.GaussianNB, (X, y), 1.0, bounds=(0.0, 1.0))
+    corner = dpverify.audit(m, pairs=[m.pairs[-1]], samples=1 << 8, seed=0, n_jobs=1)
+    assert corner.verdict == "violation" and corner.witness.support_mismatch
+    assert len(corner.witness.D[1]) == len(corner.witness.D_prime[1])  # one row relabelled
+
+
 @pytest.mark.parametrize("make", [
     lambda: dpl.from_mechanism(M.Vector(epsilon=1, function_sensitivity=1, dimension=2)),
     lambda: dpl.from_mechanism(M.Laplace(epsilon=1, sensitivity=0)),
