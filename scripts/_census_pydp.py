@@ -74,7 +74,6 @@ ALGORITHMS = [  # (class, constructor keywords, samples)
     ("Count", dict(epsilon=1.0, l0_sensitivity=2, linf_sensitivity=2, dtype="float"), S13),
     ("BoundedSum", dict(epsilon=1.0, **_INT), S14),
     ("BoundedSum", dict(epsilon=1.0, **_FLOAT), S14),
-    # the mean's best pairs sit just above half its claim: a larger budget to flag it there
     ("BoundedMean", dict(epsilon=1.0, **_INT), S14),
     ("BoundedMean", dict(epsilon=1.0, **_FLOAT), S14),
     ("BoundedVariance", dict(epsilon=1.0, **_INT), S14),
