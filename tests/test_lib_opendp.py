@@ -217,6 +217,21 @@ def test_laplace_is_flagged_at_half_its_claim_and_the_bound_stays_below_the_trut
     assert 0.5 < result.epsilon_lower_bound <= 1.0
 
 
+def test_a_stability_map_set_wrong_by_hand_is_flagged_and_the_bound_stays_below_the_truth():
+    """A user transformation doubles its input but declares sensitivity d_in, not 2 d_in: the
+    chain's map then claims ε = 1 for Laplace noise of scale 1 on a value that moves by 2, whose
+    true ε is 2. The adapter reads the wrong claim from OpenDP and the audit flags it."""
+    distance = dp.absolute_distance(T=float)
+    doubled = dp.t.make_user_transformation(FLOAT, distance, FLOAT, distance,
+                                            function=lambda x: 2.0 * x,
+                                            stability_map=lambda d_in: d_in)
+    mech = from_measurement(doubled >> dp.m.then_laplace(scale=1.0))
+    assert mech.epsilon == 1.0
+    result = dpverify.audit(mech, samples=1 << 13, seed=0, confidence=SURE)
+    assert result.verdict == "violation"
+    assert 1.0 < result.epsilon_lower_bound <= 2.0
+
+
 def test_the_scalar_form_is_sent_pickled_to_worker_processes():
     # the preflight of an own-randomness mechanism always runs through the loky pool
     mech = from_measurement(laplace(1.0), pairs=[(0.0, 1.0)])
