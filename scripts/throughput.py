@@ -5,10 +5,11 @@ across runs): a scalar library mechanism (diffprivlib's Laplace, one Python call
 1 and 2 worker processes against a bare loop over the library's call; one representative
 mechanism of every library adapter (OpenDP, diffprivlib, python-dp, PipelineDP, Tumult Core)
 audited on 2 workers against a bare loop of the library's own call (and that loop run in two
-worker processes at once, the machine's own ceiling for two workers); and one batched Laplace audit (claim ε = 1 exact, so every stage runs) at N
-certifying samples per input with n_jobs = 1 and 2 (default threading backend), and on a dask
-`LocalCluster` with two worker processes (backend="dask"); and plain single-threaded numpy
-drawing the same number of values. Also checked: the dask run gives the identical result.
+worker processes at once, the machine's own ceiling for two workers); and one batched Laplace
+audit (claim ε = 1 exact, so every stage runs) at N certifying samples per input with n_jobs =
+1 and 2 (default threading backend), and on a dask `LocalCluster` with two worker processes
+(backend="dask"); and plain single-threaded numpy drawing the same number of values. Also
+checked: the dask run gives the identical result.
 
 Usage: python scripts/throughput.py --out DIR [--samples N]   (default N = 2**23)
 """
