@@ -58,6 +58,18 @@ def scalar_count(data, rng):
     return data + rng.laplace(0, 1.0)
 
 
+@dpverify.mechanism(gdp=1.0, pairs=[(0.0, 1.0)])
+def gaussian_gdp(data, rng, size):
+    """A curve claim: the Gaussian of σ = 1 is exactly 1-GDP."""
+    return data + rng.normal(0.0, 1.0, size)
+
+
+@dpverify.mechanism(rdp=(2.0, 1.0), pairs=[(0.0, 1.0)])
+def gaussian_rdp(data, rng, size):
+    """A Rényi claim: D_2 of the Gaussian of σ = 1 at sensitivity 1 is 1."""
+    return data + rng.normal(0.0, 1.0, size)
+
+
 def zoo_cases():
     for name, mech in {**ZOO, **DPSNIPER}.items():
         yield name, lambda m=mech: dpverify.audit(m, samples=SAMPLES, seed=SEED)
@@ -71,6 +83,10 @@ def zoo_cases():
         yield f"{name}_measurement", lambda m=DPSNIPER[name]: dpverify.audit(
             m, samples=1 << 17, seed=SEED, stop_early=False)
     yield "gaussian_zcdp", lambda: dpverify.audit(ZOO["gaussian"], zcdp=0.5, samples=SAMPLES, seed=SEED)
+    yield "gaussian_rdp", lambda: dpverify.audit(gaussian_rdp, samples=SAMPLES, seed=SEED)
+    yield "gaussian_gdp_curve", lambda: dpverify.audit(gaussian_gdp, samples=1 << 16, seed=SEED)
+    yield "rnm3_confirmed", lambda: dpverify.audit(ZOO["rnm3"], samples=SAMPLES, seed=SEED,
+                                                   confirm=True)
 
 
 def readme_cases():
