@@ -114,12 +114,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     seconds: a time budget. An ordinary audit stops at the first chunk that returns past it,
     with what it has proven by then: the test by betting holds at any stopping time, so a
     violation it found stands; without one the result is marked `budget_spent` (and it never
-    runs longer than without a budget). A measurement run (stop_early=False) sizes its stages
-    to it instead: each stage runs only if it and a last stage 4× larger are projected to
-    fit, else it becomes the last stage, with as many runs per input as the time left buys
-    (`budget.last_stage_size`); `samples` is then the most it may grow to (default 2^26
-    batched, 2^21 scalar). Either way the result depends on the machine's speed, so the same
-    seed may give another result elsewhere.
+    runs longer than without a budget). A measurement run (stop_early=False) takes the size
+    the budget buys instead, chosen once before its first stage from a pilot of the
+    mechanism's cost (`pipeline.schedule.samples_for_seconds`); `samples` is then the most it
+    may take (default 16× the default). Either way the result depends on the machine's speed,
+    so the same seed may give another result elsewhere; the stages state the size used.
     curves: also count the witness's score at a grid of thresholds chosen on search data and
     return `result.curves` (trade-off points with boxes, certified δ(ε), p-values against ε).
     floating_point: also attack the outputs' float bit patterns (default: as declared with

@@ -313,10 +313,10 @@ _AUDIT_OPTIONS = [
            cli=Cli("--measure", dict(action="store_true"))),
     Option("seconds", "a time budget per mechanism. An audit stops at the first chunk past "
                       "it with what it has proven so far (a violation found stands; without "
-                      "one, the result says the budget was spent). With --measure the stages "
-                      "are sized to it instead: the last one grows to what the time left "
-                      "buys, up to --samples (default 2^26 per input). Either way the result "
-                      "then depends on the machine's speed",
+                      "one, the result says the budget was spent). With --measure the run "
+                      "takes the size it buys instead, chosen once from a pilot of the "
+                      "mechanism's cost, up to --samples (default 16x the default). Either "
+                      "way the result then depends on the machine's speed",
            keyword="seconds", check=check_seconds,
            cli=Cli("--seconds", dict(type=float, metavar="SECONDS"))),
     Option("confirm", "count a violation's event again on fresh runs of its pair and report "

@@ -39,9 +39,10 @@ What is measured
 
 Why
     The engine guarantees that a correct mechanism is flagged with probability at most
-    1 − confidence, whatever the seed. That is a union bound: the α = 1 − confidence budget is
-    split over the stages of the growing-sample schedule (stage j of J spends α/2^{J−j+1}) and
-    over the certified candidates of a stage; each candidate's share goes either to one
+    1 − confidence, whatever the seed. That is a union bound: of the α = 1 − confidence budget,
+    an ordinary audit's test by betting on its search rows spends half (anytime-valid), and its
+    last stage the other half, split over the stage's certified candidates (a measurement run's
+    last stage spends all of α); each candidate's share goes either to one
     conditional ratio test (exact with Poisson sample sizes; the default for δ = 0 whenever
     the search data expect it to be tighter) or to two one-sided Clopper–Pearson limits. On
     exactly tight mechanisms every event's true ratio can sit at e^ε, so the realised rate comes

@@ -64,24 +64,12 @@ def test_pairs_linked_by_a_shared_input_stay_coupled():
     n = 1 << 14
     events = [at_most(0, 0.75), at_most(1, 1.25)]
     with Sampler(as_mechanism(uniform_shift), PAIRS, 3, n_jobs=1) as sampler:
-        _, rates = pilot(sampler, events, 1, 16 * n, 0.0, most=n)
+        rates = pilot(sampler, events, 1, 16 * n, 0.0)
         drawn = int(sampler.runs.sum())
     assert drawn == 3 * n
     for rate in rates.values():
         assert rate.disagree == rate.k_p - rate.k_q
         assert abs(rate.disagree / n - 0.5) < 0.02
-
-
-def test_the_pilot_times_a_stage_by_its_chunks_busy_seconds():
-    from dpverify.certify.pilot import busy_seconds
-    from dpverify.sampling import RunSeconds
-    # two workers busy 0.9 s each (drawing and counting) in a 1.0 s pilot: a long stage keeps
-    # both busy, so it goes at 0.9 s per pilot's worth of runs, not the pilot's 1.0
-    assert busy_seconds(RunSeconds(1.0, 1.6, 0.2), workers=2) == 0.9
-    # never more than the wall time (busier than `workers` allow: more ran at once)
-    assert busy_seconds(RunSeconds(1.0, 2.5, 0.5), workers=2) == 1.0
-    # a dask cluster's workers are unknown: the wall time
-    assert busy_seconds(RunSeconds(1.0, 1.6, 0.2), workers=None) == 1.0
 
 
 def test_audits_of_pairs_sharing_inputs_keep_their_false_alarm_rate(monkeypatch):

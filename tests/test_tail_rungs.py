@@ -93,25 +93,3 @@ def test_no_rungs_without_tuning_counts_or_hits_to_spare():
     k_pick = int(tuning.k_p[tuning_index(pick)])
     small = int(m * TAIL_RUNG_MIN_HITS / k_pick)
     assert tail_rungs(pick, small, 0.0, LEVEL / 2) == []
-
-
-def test_the_same_climb_decides_whether_a_small_tuning_stage_repays():
-    # A slower machine's tuning stage may shrink to the stage before's size only where more
-    # tuning would move a leading pick (pipeline.budget.least_tuning_stage): RNM4's climbing
-    # tail, not Laplace's plateau
-    from dataclasses import replace
-
-    from dpverify.pipeline.budget import least_tuning_stage
-    from dpverify.pipeline.selection import tuning_holds_pick
-    m, n = 8_000_000, 128_000_000
-    t = np.linspace(2.2, 6.0, 160)
-    for seed in range(5):
-        tuning, cand = tracked(-t[::-1], rnm4_rate(t[::-1], 1.0), rnm4_rate(t[::-1], 2.0), m,
-                               seed, sign=-1)
-        held = tuning_holds_pick([replace(cand, tuning=tuning)], n, 0.0, LEVEL / 2, 0, 2)
-        assert held and least_tuning_stage(m, held) == m
-    t = np.linspace(-30.0, 80.0, 160)
-    for seed in range(10):
-        tuning, cand = tracked(t, laplace_tail(t, 1.0), laplace_tail(t, 0.0), m, seed)
-        held = tuning_holds_pick([replace(cand, tuning=tuning)], n, 0.0, LEVEL / 2, 0, 2)
-        assert not held and least_tuning_stage(m, held) == 2 * m

@@ -1,7 +1,7 @@
 """Certify: counts on a fresh sample → a certified lower bound on ε (docs/method.md,
 "How a violation is certified").
 
-- `pilot`: a small sample drawn apart, which times a stage and chooses each event's certificate.
+- `pilot`: a small sample drawn apart, which chooses each event's certificate.
 - `counting`: the certifying sample's counts of the chosen events and of the tracked grids.
 - `certificates`: the three certificates, and a counted event turned into a `Witness`.
 - `curves`: the witness's trade-off boxes, certified δ(ε) and p-values.

@@ -23,13 +23,12 @@ class StageCounts(NamedTuple):
     by_pair: pair → (events, probes) counted on it; counts: (pair, side) → count vector (the
     events, then the probes' grids, then the probe sample size; see `PairEvaluator`); runs:
     (pair, side) → runs drawn; blocks: (pair, side) → per-block count vectors (coupled pairs
-    only); grid_seconds: the seconds its chunks spent counting grids (for a time budget)."""
+    only)."""
 
     by_pair: dict
     counts: dict
     runs: dict
     blocks: dict
-    grid_seconds: float
 
 
 def _grouped_by_pair(events, probes) -> dict:
@@ -74,10 +73,9 @@ def certifying_counts(sampler, seed, events, probes, j, n_j, stride=PROBE_STRIDE
                 segments.setdefault(use, []).append(c)
                 c = c.sum(axis=0)
             counts[use] = counts[use] + c
-    grid_seconds = sum(sum(e.grid_seconds) for e in pair_evaluators.values())
     blocks = {use: _blocks_of(np.concatenate(rows), block // segment)
               for use, rows in segments.items()}
-    return StageCounts(by_pair, counts, runs, blocks, grid_seconds)
+    return StageCounts(by_pair, counts, runs, blocks)
 
 
 def _blocks_of(per_segment: np.ndarray, segments_per_block: int) -> np.ndarray:

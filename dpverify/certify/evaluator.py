@@ -3,7 +3,6 @@ inside each worker. It needs of a candidate only `hits`, `grid`, `grid_counts` a
 `model.score`."""
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,9 +34,6 @@ class PairEvaluator:
         # runs per segment: a coupled chunk is counted per segment (one row each), so that the
         # parent can sum segments into blocks (counting.certifying_counts); None: one row
         self.segment = segment
-        # seconds each chunk spent counting the tracked grids (after scoring), for time budgets;
-        # list.append is atomic across threads (a process backend's copies are not seen)
-        self.grid_seconds: list[float] = []
 
     def __call__(self, enc: Encoded) -> np.ndarray:
         """Counts of each event (0 for tracked candidates), then the counts at each threshold of
@@ -57,11 +53,8 @@ class PairEvaluator:
         counts += [np.atleast_2d(c.grid_counts(enc, s, rows, segments))
                    for c, s in zip(events, event_scores) if c.grid is not None]
         scores = self._scores(probes, sub)
-        started = time.perf_counter()
         counts += [np.atleast_2d(c.grid_counts(sub, s, sub_rows, segments))
                    for c, s in zip(probes, scores)]
-        if probes:
-            self.grid_seconds.append(time.perf_counter() - started)
         counted_on = np.ones(len(sub), bool) if probes else np.zeros(len(sub), bool)
         counts.append(_tally(counted_on, sub_rows, segments)[:, None])
         table = np.concatenate(counts, axis=1).astype(np.int64)

@@ -1,23 +1,26 @@
-"""The pilot: a small sample drawn before a stage's certifying sample, under purpose TIMING, whose
-runs are thrown away. It times the stage (a time budget's last stage is sized from it) and
-decides, per pair, whether common random numbers will certify the stage's events more tightly
-than independent samples (docs/method.md#coupled-certificate). Nothing it shows touches a
-certificate's counts, so any choice made on it is sound."""
+"""The pilot: a small sample drawn before a stage's certifying sample, under purpose TIMING,
+whose runs are thrown away. It decides, per pair, whether common random numbers will certify
+the stage's events more tightly than independent samples (docs/method.md#coupled-certificate).
+Nothing it shows touches a certificate's counts, so any choice made on it is sound. The same
+purpose times the mechanism for a measurement run's time budget (`seconds_per_run`)."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from ..sampling import TIMING, EachUse, shared_draws, split_into_chunks
+from ..sampling.shared import input_key
 from .certificates import Certificate
 from ..stats import (MIN_COUPLED_BLOCK_RUNS, MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size, expected_bound_and_method,
                      expected_certified_epsilon, expected_coupled_epsilon)
 
 PILOT_SHARE = 16  # a pilot draws at most 1/16 of its stage's planned runs per input,
-PILOT_RUNS = 1 << 16  # and at most this many, unless it also times a time budget's last stage
+PILOT_RUNS = 1 << 16  # and at most this many
+TIMING_RUNS = 1 << 14  # runs per input of the pilot that sizes a measurement run's budget
 
 
 class PilotRate(NamedTuple):
@@ -49,29 +52,33 @@ def _rate(a: np.ndarray, b: np.ndarray, n: int, delta: float) -> PilotRate:
     return PilotRate(k_p, k_q, n, int(np.count_nonzero(a != b)), variance)
 
 
-def busy_seconds(ran, workers: int | None) -> float:
-    """The seconds a pass like `ran` (a `RunSeconds`) takes once its chunks keep every worker
-    busy: its chunks' drawing and evaluating seconds shared over `workers`, at most its wall
-    time. A pilot's few chunks leave workers idle while the last one ends and pay the pool's
-    round trip once; a stage of many chunks pays neither per chunk, so the pilot's wall time
-    alone over-estimates the stage's rate (by 15% on one pair's two chunks, measured in
-    docs/scaling.md, "Time budgets")."""
-    if not workers:
-        return ran.wall
-    return min(ran.wall, (ran.draw + ran.evaluate) / workers)
+def seconds_per_run(sampler, runs: int = TIMING_RUNS) -> float:
+    """Wall seconds per run of the mechanism with every distinct input of the audit's pairs
+    drawn side by side, timed on one chunk of min(`runs`, chunk size) runs per input drawn under
+    purpose TIMING at stage 0 (a stream no other draw uses) and discarded: what
+    `pipeline.schedule.samples_for_seconds` sizes a measurement run's budget on."""
+    n = min(runs, sampler.chunk_size)
+    seen, tasks = set(), []
+    for p, inputs in enumerate(sampler.inputs):
+        for side, x in enumerate(inputs):
+            key = input_key(x)
+            if key is None or key not in seen:
+                seen.add(key)
+                tasks += split_into_chunks(n, n, pair=p, side=side, stage=0, purpose=TIMING)
+    started = time.perf_counter()
+    sampler.probe(tasks, pooled=True)
+    return (time.perf_counter() - started) / n
 
 
-def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True):
-    """Draw stage j's pilot: min(planned/PILOT_SHARE, `most`, one chunk) runs per input, in two
-    chunks per input (`most`: one chunk when it also times a time budget's last stage; then it
-    runs through the pool, as the stage will). M(D) and M(D') draw it from shared seeds, run for
-    run (unless not `shared_seeds`: a mechanism with its own randomness); an input of several
-    pairs is drawn once, as the stage will draw it (`sampling.shared_draws`). Returns the
-    seconds per run per input a stage like it takes (`busy_seconds`) and event index →
-    `PilotRate`; (None, {}) when the stage is too small to pilot."""
-    n = min(planned // PILOT_SHARE, most, sampler.chunk_size)
+def pilot(sampler, events, j, planned, delta, shared_seeds=True) -> PilotRates:
+    """Draw stage j's pilot: min(planned/PILOT_SHARE, PILOT_RUNS, one chunk) runs per input, in
+    two chunks per input. M(D) and M(D') draw it from shared seeds, run for run (unless not
+    `shared_seeds`: a mechanism with its own randomness); an input of several pairs is drawn
+    once, as the stage will draw it (`sampling.shared_draws`). Returns event index →
+    `PilotRate`; {} when the stage is too small to pilot."""
+    n = min(planned // PILOT_SHARE, PILOT_RUNS, sampler.chunk_size)
     if n < 2 or not events:
-        return None, {}
+        return {}
     by_pair: dict = {}
     for i, c in enumerate(events):
         by_pair.setdefault(c.pair, []).append(i)
@@ -82,9 +89,7 @@ def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True
              for t in split_into_chunks(n, -(-n // 2), pair=d.pair, side=d.side, stage=j,
                                         purpose=TIMING, coupled=shared_seeds,
                                         seed_pair=d.seed_pair)]
-    # through the pool only when it times the stage (a pool round trip costs ~10 ms)
-    hits = sampler.run([t for _, t in tasks], evaluators, pooled=most >= sampler.chunk_size)
-    seconds = busy_seconds(sampler.last_seconds, sampler.workers) / n
+    hits = sampler.run([t for _, t in tasks], evaluators)
     rows: dict = {}
     for (d, _), per_use in zip(tasks, hits):
         for use, h in zip(d.uses, per_use):
@@ -95,7 +100,7 @@ def pilot(sampler, events, j, planned, delta, most=PILOT_RUNS, shared_seeds=True
         for col, i in enumerate(idx):
             d = events[i].direction
             rates[i] = _rate(side_hits[d][:, col], side_hits[1 - d][:, col], n, delta)
-    return seconds, rates
+    return rates
 
 
 def _expected_bounds(rate: PilotRate, n, block, delta, level, min_hits_per_block):

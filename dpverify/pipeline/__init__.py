@@ -1,6 +1,6 @@
 """The audit pipeline (`dpverify.auditing.audit` dispatches on the claim): an (ε, δ) audit is
 an `AuditRun`, stages of search → pilot → certifying counts → record, planned by a `Schedule`
-and, for measurement runs with `seconds=`, sized by a `TimeBudget` (docs/method.md)."""
+(docs/method.md)."""
 from .rdp import audit_rdp
 from .request import AuditRequest, build_request
 from .run import AuditRun, audit_with_settings

@@ -12,7 +12,7 @@ from ..options import (check_certify_per_stage, check_confidence, check_jobs, ch
                        check_seconds, check_seed, check_time_limit,
                        default_samples)
 
-BUDGET_SAMPLES_FACTOR = 16  # a measurement run's time budget may grow the last stage 16×
+BUDGET_SAMPLES_FACTOR = 16  # a measurement run's time budget may buy up to 16× the default runs
 
 
 def validate_options(confidence, samples, seed, certify_per_stage, n_jobs=-1) -> float:
@@ -85,8 +85,8 @@ def build_request(mech, pairs=None, epsilon=None, delta=None, confidence=0.95, s
     eps, dlt = _group_claim(eps, dlt, getattr(given_pairs, "distance", 1))
     if seconds is not None:
         seconds = check_seconds(seconds)
-    if samples is None:  # a measurement run's budget may grow its last stage; an ordinary
-        # audit's only stops it sooner
+    if samples is None:  # a measurement run's budget may buy more runs than the default; an
+        # ordinary audit's only stops it sooner
         measuring = seconds is not None and not stop_early
         samples = default_samples(mech) * (BUDGET_SAMPLES_FACTOR if measuring else 1)
     return AuditRequest(

@@ -1,9 +1,9 @@
 """One (ε, δ) audit as a pipeline of named stages (docs/method.md, "The audit, stage by stage").
 
-    for each stage j:  fit the time budget → choose events (search, in rounds that settle the
-                       betting test's bets first) → stop at a violation the bets proved
-                       (ordinary audits) → prepare (pilot, certificates) → count on a fresh
-                       sample → record (witness, tracked grids)
+    for each stage j:  choose events (search, in rounds that settle the betting test's bets
+                       first) → stop at a violation the bets proved (ordinary audits) →
+                       prepare (pilot, certificates) → count on a fresh sample → record
+                       (witness, tracked grids)
 
 `AuditRun` owns the run's state; `dpverify.audit` builds one from validated options
 (`pipeline.request.AuditRequest`) and calls `run()`. The statistical argument, stated once: an
@@ -27,7 +27,7 @@ from ..certify import (Certificate, betting_witness, certifying_counts, choose_c
                        grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.confirm import evidence_level, is_marginal
-from ..certify.pilot import PILOT_RUNS, coupled_everywhere
+from ..certify.pilot import coupled_everywhere, seconds_per_run
 from ..certify.reach import LeakGates, leak_reach
 from ..evidence import with_examples
 from ..mechanism import as_mechanism
@@ -38,14 +38,13 @@ from ..sampling import (LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, TimeBudgetSpe
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
 from .betting import BETTING_SHARE, BettingTest
-from .budget import CountingCost, TimeBudget, least_tuning_stage, search_rows
 from .confirm import Confirming
 from .request import AuditRequest, build_request
-from .schedule import Schedule, StagePlan
+from .schedule import Schedule, StagePlan, samples_for_seconds
 from .search import Search, precise_enough
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
-                        last_stage_pairs, least_hedge_hits, one_sided_hedges,
-                        same_events_merged, spread_over_pairs, tuning_holds_pick)
+                        least_hedge_hits, one_sided_hedges, same_events_merged,
+                        spread_over_pairs)
 from .settings import DEFAULT_SETTINGS, Settings
 
 
@@ -111,10 +110,9 @@ class AuditRun:
         self.bar = Progress(self.mech.name, len(self.schedule), enabled=r.progress)
         if self.betting is not None:
             self.betting.progress = self.bar
-        # seconds: a measurement run sizes its stages to the budget (TimeBudget); an ordinary
-        # audit stops at the first chunk past it, with what its test by betting has proven
-        measuring = r.seconds is not None and not r.stop_early
-        self.budget = TimeBudget(r.seconds, self.started) if measuring else None
+        # seconds: a measurement run takes the size a pilot says the budget buys
+        # (`_size_to_budget`); an ordinary audit stops at the first chunk past it, with what
+        # its test by betting has proven
         stop_after = (r.seconds - (time.perf_counter() - self.started)
                       if r.seconds is not None and r.stop_early else None)
         self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings,
@@ -126,6 +124,8 @@ class AuditRun:
                 for p in range(len(self.pair_list)):
                     for side in (0, 1):
                         check_uses_rng(sampler, p, side)
+                if r.seconds is not None and not r.stop_early:
+                    self._size_to_budget()
                 self._run_stages()
                 if (r.confirm and self.best is not None
                         and self.best.epsilon_lower_bound > r.epsilon):
@@ -142,11 +142,10 @@ class AuditRun:
         return self._result(runs, search_runs)
 
     def _run_stages(self) -> None:
-        """The data flow, once per stage (a time budget may end the schedule early)."""
+        """The data flow, once per stage."""
         j = 0
         while j < len(self.schedule):
             j += 1
-            self._fit_budget(j)
             stage = self.schedule.stage(j)
             key = self._next_seed_key(stage)
             self.bar.start_stage(j, self.schedule.sizes)
@@ -163,10 +162,8 @@ class AuditRun:
     def _next_seed_key(self, stage: StagePlan) -> int:
         """The stage key of stage j's certifying and pilot runs, called once per stage (it
         counts the tuning stages): LAST_STAGE_KEY at the last stage, TUNING_STAGE_KEY − i at the
-        i-th stage that only tunes (search frozen before it, nothing certified), else j. Where
-        a smaller budget shrinks or drops a tuning stage, its tuning and last stages still draw
-        prefixes of the same streams as a larger budget's (docs/method.md, "Seed streams").
-        Keys are distinct within an audit, so every stage's runs are fresh."""
+        i-th stage that only tunes (search frozen before it, nothing certified), else j. Keys
+        are distinct within an audit, so every stage's runs are fresh."""
         if stage.last:
             return LAST_STAGE_KEY
         if self.search.frozen and not stage.certifies:
@@ -186,108 +183,19 @@ class AuditRun:
                            self.schedule.final_level, self.schedule.final_size)
         return pairs_module.normalize(found), found.runs
 
-    # ---- time budget ----------------------------------------------------------------------
-
-    def _fit_budget(self, j: int) -> None:
-        """With a time budget, before stage j: once SEARCH_SHARE of the budget is spent, search
-        stops learning (`TimeBudget.search_spent`) and the stages left tune and certify; a
-        search over more than `active_pairs` pairs that would end past that share first prunes
-        to them (`_prune_early`), so a smaller budget searches less. If this
-        stage and a stage 4× larger are not projected to fit (`TimeBudget.last_size`), a tuning
-        stage shrinks to the size at which it and a last stage 4× larger still fit
-        (`TimeBudget.shrunk_size`); a stage that still searches, or one that would shrink below
-        the least size that repays it (`least_tuning_stage`), becomes the last. The plan's own
-        last stage, reached with every stage before it run as planned, gets what the time left
-        buys, at most its plan. Sizes depend on the clock and on the tuning counts of stages
-        already run, never on the counts that certify a stage's events (docs/method.md, "Time
-        budgets")."""
-        budget, search, sizes = self.budget, self.search, self.schedule.sizes
-        if budget is None:
-            return
-        if j == len(sizes):
-            if budget.ceiling is None:
-                budget.ceiling = sizes[-1]
-            return
-        if not search.frozen and self.tracked and budget.search_spent():
-            search.frozen = True
-        search_now, search_next = self._search_rows(j)
-        if self._prune_early(search_now):
-            search_now, search_next = self._search_rows(j)
-        pairs = self._last_stage_pairs(searching=not search.frozen)
-        last = budget.last_size(sizes[j - 1], sizes[j], search_now, search_next, pairs, self.K,
-                                cap=sizes[-1])
-        if last is None:
-            return
-        # a stage is shrunk only as a tuning stage: nothing left to learn (search converged,
-        # or its samples complete, so it would only re-rank the same models); a stage that
-        # still learns would pay for a search again at the last stage
-        shrunk = None
-        if j >= 2 and self.tracked and search_now == (0, 0):
-            least = least_tuning_stage(sizes[j - 2], self._pick_held_by_tuning())
-            shrunk = budget.shrunk_size(sizes[j - 1], least, self.settings.growth, pairs,
-                                        self.K, measured=self._time_last_events(sizes[j]))
-        if shrunk is not None:
-            search.frozen = True
-            self.schedule.shrink_at(j, shrunk, self.settings.growth * shrunk)
-        else:
-            self.schedule.end_at(j, last)
-            self._skip_last_search(search_now)
-        self.bar.n_stages = len(self.schedule)
-
-    def _pick_held_by_tuning(self) -> bool:
-        """Whether a leading tracked event's threshold, re-chosen for the planned last stage on
-        the tuning counts so far, is held by their resolution (`unresolved_climb`): then more
-        tuning runs repay even a stage no larger than the one before (`least_tuning_stage`)."""
-        return tuning_holds_pick(self.tracked, self.schedule.final_size, self.request.delta,
-                                 self.schedule.final_level, self.sampler.chunk_size, self.K)
-
-    def _time_last_events(self, planned: int) -> float | None:
-        """Seconds per run per input of counting the K leading tracked candidates as a last
-        stage counts its events (no grids), timed on a pilot of one chunk drawn under the last
-        stage's key and discarded: the shrink decision's last-stage rate, which a projection
-        from a tuning pass that counted grids on more pairs overstates (docs/method.md,
+    def _size_to_budget(self) -> None:
+        """`--measure --seconds S`: the schedule of the size the time left buys, chosen once
+        before any stage from a pilot of the mechanism's cost (`seconds_per_run`,
+        `schedule.samples_for_seconds`); at most the request's `samples`. The size depends on
+        the clock only, never on an output, so the bound keeps its confidence (docs/method.md,
         "Time budgets")."""
-        events = [replace(c, grid=None) for c in self.tracked[:self.K]]
-        seconds, _ = pilot(self.sampler, events, LAST_STAGE_KEY, planned, self.request.delta,
-                           self.sampler.chunk_size, self.shared_seeds)
-        return seconds
-
-    def _search_rows(self, j: int) -> tuple:
-        """(pairs, rows) stage j's search and the next one's would learn (`search_rows`)."""
-        search, sizes = self.search, self.schedule.sizes
-        if search.frozen:
-            return (0, 0), (0, 0)
-        return search_rows(search.kept_by_pair(), search.cap(), (sizes[j - 1], sizes[j]))
-
-    def _prune_early(self, search_now) -> bool:
-        """Before a search over more than `active_pairs` pairs that is projected to end past
-        the search share of the budget (`TimeBudget.search_spent`): keep only the pairs whose
-        events promise most on the stage before's search now, as stage `prune_after_stage` would
-        after its own (`Search.prune`). Search then costs about what the budget allows instead
-        of the same on any budget. The pool it ranks on holds search candidates and
-        candidates re-tuned on earlier stages' counts, never this or a later stage's certifying
-        counts, as for the pruning after stage `prune_after_stage`."""
-        search = self.search
-        if (search.frozen or not self.pool
-                or len(search.active) <= self.settings.active_pairs
-                or not self.budget.search_spent(after=self.budget.search.project(*search_now))):
-            return False
-        search.prune(self.pool)
-        return True
-
-    def _skip_last_search(self, search_now) -> None:
-        """At a stage the budget made the last one: a search that would take most of the time
-        left is skipped, and the events tuned on the stage before's fresh sample are certified
-        instead, on the runs the whole time left buys."""
-        if (not self.search.frozen and self.tracked
-                and self.budget.search_crowds_out_counting(search_now)):
-            self.search.frozen = True
-            self.schedule.sizes[-1] = self.budget.size_without_search(
-                self.schedule.sizes[-1], self._last_stage_pairs(searching=False), self.K)
-
-    def _last_stage_pairs(self, searching: bool) -> int:
-        return last_stage_pairs(self.tracked, self.search.active if searching else [], self.K,
-                                len(self.pair_list))
+        r = self.request
+        per_run = seconds_per_run(self.sampler)
+        left = r.seconds - (time.perf_counter() - self.started)
+        samples = samples_for_seconds(left, per_run, most=r.samples,
+                                      least=self.settings.first_stage)
+        self.schedule = self.schedule.with_samples(samples)
+        self.bar.n_stages = len(self.schedule)
 
     # ---- choose events --------------------------------------------------------------------
 
@@ -320,13 +228,9 @@ class AuditRun:
         planned = stage.size if stage.certifies else sizes[min(j, len(sizes) - 1)]
         carried = carry_over(self.tracked, planned, self.request.delta, stage.level,
                              self.sampler.chunk_size)
-        search_started = time.perf_counter()
         search.data = {}  # free the last search sample's pruned pairs first
         chosen = search.stage(self.sampler, j, stage.size, sizes[-1], self.request.delta,
                               stage.level, self.K, planned)
-        if self.budget is not None:
-            self.budget.search.add(chosen.learned_pairs, chosen.learned_rows,
-                                   time.perf_counter() - search_started)
         pool = carried + chosen.candidates
         if j >= self.settings.prune_after_stage:
             search.prune(pool)
@@ -356,8 +260,7 @@ class AuditRun:
 
     def _prepare(self, stage: StagePlan, probes: list[Candidate], key: int):
         """The stage's events with their certificates, chosen on a pilot drawn apart; a
-        measurement run's last stage first puts all of α on one event if it clearly leads, and
-        with a time budget takes the size the pilot's rate buys."""
+        measurement run's last stage first puts all of α on one event if it clearly leads."""
         data, events = self.search.data, self.events
         if stage.final_measurement:
             events = concentrate(same_events_merged(distinct(events), data), stage.size,
@@ -369,9 +272,7 @@ class AuditRun:
         if self.request.curves:
             events = [replace(c, grid=curve_grid(c, *data[c.pair])) if c.pair in data else c
                       for c in events]
-        pilot_seconds, rates = self._pilot(stage, events, key)
-        if self.budget is not None and stage.final_measurement and events:
-            stage = self._fill_last(stage, events, pilot_seconds)
+        rates = self._pilot(stage, events, key)
         events, coupled, block = self._coupling(stage, events, probes, rates, level)
         self.events = events
         return stage, StageEvents(events, probes, level, coupled, block)
@@ -388,24 +289,12 @@ class AuditRun:
         return events + tail_rungs(leading, stage.size, self.request.delta, level,
                                    self.sampler.chunk_size)
 
-    def _pilot(self, stage: StagePlan, events: list[Candidate], key: int):
+    def _pilot(self, stage: StagePlan, events: list[Candidate], key: int) -> dict:
+        """The pilot's rates of a certifying stage's events (`certify.pilot.pilot`)."""
         if not (stage.certifies and events):
-            return None, {}
-        times_budget = (self.budget is not None and stage.final_measurement
-                        and self.budget.ceiling is not None)
-        most = self.sampler.chunk_size if times_budget else PILOT_RUNS
-        return pilot(self.sampler, events, key, stage.size, self.request.delta, most,
+            return {}
+        return pilot(self.sampler, events, key, stage.size, self.request.delta,
                      self.shared_seeds)
-
-    def _fill_last(self, stage: StagePlan, events, pilot_seconds) -> StagePlan:
-        """The last stage takes the time left on its events' pairs, at the rate the pilot
-        measured (only if the budget, not a test, set the stage); it may shrink, to no less than
-        the stage before's size, when the time left will not buy the planned runs."""
-        measured = pilot_seconds if self.budget.ceiling is not None else None
-        size = self.budget.fill_last(stage.size, len({c.pair for c in events}), len(events),
-                                     measured, least=stage.size // self.settings.growth)
-        self.schedule.sizes[-1] = size
-        return replace(stage, size=size)
 
     def _coupling(self, stage, events, probes, rates, level):
         """(events, coupled pairs, block): a certifying stage's certificates from the pilot;
@@ -439,11 +328,6 @@ class AuditRun:
                                     plan.events if stage.certifies else [], plan.probes,
                                     key, stage.size, stride=stride,
                                     coupled=plan.coupled, block=plan.block)
-        if self.budget is not None:
-            self.budget.counting = CountingCost(
-                stage.size, len(counted.by_pair),
-                sum(len(ev) + len(pr) / stride for ev, pr in counted.by_pair.values()),
-                *self.sampler.last_seconds, grid=counted.grid_seconds)
         return counted
 
     def _record(self, stage: StagePlan, plan: StageEvents, counted) -> None:

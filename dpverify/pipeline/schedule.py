@@ -2,9 +2,16 @@
 (docs/method.md, "Stages and the spending of α"; docs/theory.md §2)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..stats import final_stage_alphas
+
+# What a measurement run costs per certifying run per input, in units of the mechanism's own
+# cost per run (`certify.pilot.seconds_per_run`): its stages before the last (a third of the
+# last stage's runs), its search samples, learning and counting. Measured on the zoo at 2^16
+# to 2^20 runs per input (docs/method.md, "Time budgets").
+MEASUREMENT_COST = 8.0
 
 
 def plan_stages(samples: int, first_stage: int = 1 << 10, growth: int = 4) -> list[int]:
@@ -13,6 +20,23 @@ def plan_stages(samples: int, first_stage: int = 1 << 10, growth: int = 4) -> li
     while sizes[-1] // growth >= first_stage:
         sizes.append(sizes[-1] // growth)
     return sizes[::-1]
+
+
+def samples_for_seconds(seconds: float, seconds_per_run: float, most: int, least: int) -> int:
+    """The runs per input of a measurement run's last stage that `seconds` buy when the
+    mechanism costs `seconds_per_run` per run on every input at once: the largest power of two
+    with MEASUREMENT_COST · samples · seconds_per_run ≤ seconds, within [least, most].
+
+    Args:
+        seconds: the time left of the budget.
+        seconds_per_run: wall seconds per run, all inputs drawn side by side (a pilot's).
+        most: the cap (the request's `samples`); least: the smallest plan (one stage)."""
+    if not seconds_per_run > 0:
+        return most
+    affordable = seconds / (MEASUREMENT_COST * seconds_per_run)
+    if not affordable >= least:
+        return least
+    return int(min(most, 1 << int(math.log2(affordable))))
 
 
 @dataclass(frozen=True)
@@ -44,15 +68,20 @@ class Schedule:
     samples choose and tune the last stage's events), the last spends what the betting test
     leaves (`stats.final_stage_alphas`): α − `betting_alpha`, where an ordinary audit's test by
     betting on the search rows spends `betting_alpha` (pipeline.betting; a measurement run has
-    none). A time budget may end the schedule early (`end_at`, `shrink_at`)."""
+    none)."""
 
     def __init__(self, samples: int, confidence: float, stop_early: bool, per_stage: int,
                  first_stage: int = 1 << 10, growth: int = 4, betting_alpha: float = 0.0):
+        self._args = (confidence, stop_early, per_stage, first_stage, growth, betting_alpha)
         self.alpha = 1.0 - confidence - betting_alpha  # what the certifying stages spend
         self.stop_early = stop_early
         self.per_stage = per_stage  # K: the events a stage certifies
         self.sizes = plan_stages(int(samples), first_stage, growth)
         self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
+
+    def with_samples(self, samples: int) -> "Schedule":
+        """The same schedule planned for `samples` runs per input at its last stage."""
+        return Schedule(samples, *self._args)
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -65,16 +94,6 @@ class Schedule:
     def final_level(self) -> float:
         """The per-bound level of one of K events at the last stage."""
         return self.alphas[-1] / (2 * self.per_stage)
-
-    def end_at(self, j: int, size: int) -> None:
-        """Make stage j the last one, with `size` runs per input and all of α."""
-        self.sizes = self.sizes[:j - 1] + [size]
-        self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
-
-    def shrink_at(self, j: int, size: int, last: int) -> None:
-        """Make stage j a smaller stage of `size` runs, followed by a last stage of `last`."""
-        self.sizes = self.sizes[:j - 1] + [size, last]
-        self.alphas = final_stage_alphas(self.alpha, len(self.sizes))
 
     def stage(self, j: int) -> StagePlan:
         """Stage j's plan. A stage that spends no α plans its events for the last stage's level,

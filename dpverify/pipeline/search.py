@@ -26,8 +26,6 @@ class Chosen:
     events: list        # the K events this stage certifies
     candidates: list    # every candidate, best first (for pruning pairs)
     data: dict          # pair → (search outputs of D, of D'), for grids
-    learned_rows: int = 0  # search rows whose models were learned (not reused) at this stage
-    learned_pairs: int = 0  # and the pairs they belong to
     one_sided: list = field(default_factory=list)  # events seen under one input only (hedges)
 
 
@@ -123,9 +121,6 @@ class Search:
         return min(self.settings.search_cap,
                    self.settings.search_memory_bytes // (row_bytes * 2 * len(self.active)))
 
-    def kept_by_pair(self) -> dict:
-        return {p: self.kept[p] for p in self.active}
-
     def _draw(self, sampler, j: int, n_j: int) -> int:
         """More search runs for every active pair, up to the cap (returned, as it was before
         drawing); each side's chunks joined. With a betting test, in rounds (`_draw_rounds`)."""
@@ -218,7 +213,7 @@ class Search:
                      delayed(offers)(p) for p in pairs))
         return [o for per_pair in found for o in per_pair]
 
-    def _models(self, p: int, data: dict, cap: int, relearned: list):
+    def _models(self, p: int, data: dict, cap: int):
         """Pair p's learned models: reused if its sample has not grown since they were learned.
         They are kept for later stages only once search is down to `active_pairs` pairs
         (before that, pruning drops most of them unused)."""
@@ -228,7 +223,6 @@ class Search:
         kept = self.round_models.get(p)
         if kept is not None and kept[0] == sizes and kept[1] is not None:
             return kept[1]
-        relearned.append(sum(sizes))
         models = learn_pair(*data[p], self.floating_point, self.paired)
         if self.kept[p] >= cap and len(self.active) <= self.settings.active_pairs:
             self.learned[p] = (sizes, models)
@@ -243,10 +237,9 @@ class Search:
             return Chosen([], [], {})
         data = {p: self._sample(p) for p in self.active}
         return_freed_memory()
-        relearned: list = []
 
         def rank(p):
-            return pair_events(p, self._models(p, data, cap, relearned), planned or n_j, delta,
+            return pair_events(p, self._models(p, data, cap), planned or n_j, delta,
                                level, n_final, sampler.chunk_size)
 
         # pairs are learned side by side on threads (numpy's sorts and reductions release the
@@ -259,8 +252,7 @@ class Search:
         candidates = by_promise([c for c in found if not c.one_sided])
         one_sided = sorted((c for c in found if c.one_sided),
                            key=lambda c: -c.search_counts[0] / c.search_counts[1])
-        return Chosen(candidates[:K], candidates, data, sum(relearned), len(relearned),
-                      one_sided)
+        return Chosen(candidates[:K], candidates, data, one_sided)
 
     def prune(self, pool: list[Candidate]) -> None:
         """Keep searching only the `active_pairs` pairs, of those still searched, whose events

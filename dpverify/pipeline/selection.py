@@ -10,7 +10,7 @@ from itertools import zip_longest
 import numpy as np
 
 from ..attacks import Candidate, retune, tuning_index, tuning_log_ratio
-from ..attacks.planning import ONE_SIDED_MIN_SEARCH_HITS, unresolved_climb
+from ..attacks.planning import ONE_SIDED_MIN_SEARCH_HITS
 
 
 def by_promise(candidates: list[Candidate]) -> list[Candidate]:
@@ -50,16 +50,6 @@ def carry_over(tracked: list[Candidate], n: int, delta: float, level: float,
     on. Where they were drawn in paired blocks, thresholds are planned on paired standard
     errors (`retune`; `chunk_size` sets the coupled certificate's blocks)."""
     return [retune(c, c.tuning, n, delta, level, chunk_size) for c in tracked]
-
-
-def tuning_holds_pick(tracked: list[Candidate], n: int, delta: float, level: float,
-                      chunk_size: int, K: int) -> bool:
-    """Whether one of the K leading tracked candidates, its threshold re-chosen for n runs on
-    its tuning counts (`carry_over`), rests on a pick the counts' resolution holds
-    (`unresolved_climb`: its ratio still climbs into a tail they cannot rank), so that more
-    tuning runs would move it (pipeline.budget.least_tuning_stage)."""
-    carried = by_promise(carry_over(tracked, n, delta, level, chunk_size))
-    return any(unresolved_climb(c.tuning, tuning_index(c)) for c in carried[:K])
 
 
 def hedged(tuned: list[Candidate], searched: list[Candidate], K: int) -> list[Candidate]:
@@ -250,10 +240,3 @@ def concentrate(events: list[Candidate], n: int, delta: float, level_alone: floa
     if len(events) > 1 and max(c.expected_epsilon for c in events[1:]) >= best.expected_epsilon - lead:
         return events
     return [alone]
-
-
-def last_stage_pairs(tracked: list[Candidate], searching: list[int], K: int,
-                     n_pairs: int) -> int:
-    """The most pairs a last stage's K events can come from, for a time budget's projection:
-    the tracked candidates' pairs and, while search runs, any active pair."""
-    return min(K, len({c.pair for c in tracked} | set(searching))) or min(K, n_pairs)
