@@ -1,5 +1,5 @@
 """`dpverify.audit`: the claim decides which audit runs — (ε, δ) (`pipeline.AuditRun`), ρ-zCDP
-(`dpverify.zcdp.audit_zcdp`), (α, ρ)-RDP (`pipeline.rdp.audit_rdp`) or a curve: μ-GDP, f-DP or
+(`dpverify.zcdp.audit_zcdp`), (α, ρ)-RDP (`rdp.audit_rdp`) or a curve: μ-GDP, f-DP or
 a privacy profile (`dpverify.fdp.audit_curve`).
 
 It sits above both the pipeline and `dpverify.zcdp` (which runs the (ε, δ) pipeline for its
@@ -74,7 +74,7 @@ def _other_claim(mech, options: dict):
         if options["curves"] or not options["stop_early"]:
             raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
                                     f"{mech.name!r} declares an RDP claim")
-        from .pipeline.rdp import audit_rdp
+        from .rdp import audit_rdp
         return audit_rdp(mech, **_shared(options))
     return None
 

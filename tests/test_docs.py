@@ -248,7 +248,8 @@ def result_attributes() -> dict[str, set[str]]:
     import dataclasses
 
     from dpverify.fdp import CurveAuditResult
-    from dpverify.result import AuditResult, RenyiAuditResult, Witness
+    from dpverify.rdp import RenyiAuditResult
+    from dpverify.result import AuditResult, Witness
     from dpverify.zcdp import ZcdpAuditResult
 
     def names(*classes):

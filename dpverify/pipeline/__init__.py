@@ -1,11 +1,10 @@
 """The audit pipeline (`dpverify.auditing.audit` dispatches on the claim): an (ε, δ) audit is
 an `AuditRun`, stages of search → pilot → certifying counts → record, planned by a `Schedule`
 (docs/method.md)."""
-from .rdp import audit_rdp
 from .request import AuditRequest, build_request
 from .run import AuditRun, audit_with_settings
 from .schedule import Schedule, StagePlan, plan_stages
 from .settings import DEFAULT_SETTINGS, Settings
 
 __all__ = ["AuditRequest", "AuditRun", "DEFAULT_SETTINGS", "Schedule", "Settings", "StagePlan",
-           "audit_rdp", "audit_with_settings", "build_request", "plan_stages"]
+           "audit_with_settings", "build_request", "plan_stages"]

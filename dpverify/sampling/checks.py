@@ -412,7 +412,7 @@ def check_chunks_differ(sampler: Sampler, pair: int, side: int) -> None:
 def checked_search_samples(sampler: Sampler, runs: int) -> dict:
     """The preflight of every input (`check_uses_rng`), then `runs` search outputs of every
     input, uncoupled, joined per input: (pair, side) → Encoded. What the one-event audits of
-    Rényi and zCDP claims choose their event on (pipeline.rdp.audit_rdp, zcdp.audit_zcdp)."""
+    Rényi and zCDP claims choose their event on (rdp.audit_rdp, zcdp.audit_zcdp)."""
     n_pairs = len(sampler.inputs)
     for p in range(n_pairs):
         check_uses_rng(sampler, p, 0), check_uses_rng(sampler, p, 1)

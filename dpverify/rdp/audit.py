@@ -14,11 +14,11 @@ from ..certify import Certificate, witness_of
 from ..certify.evaluator import PairEvaluator
 from ..mechanism import as_mechanism
 from ..renyi import balle_epsilon, renyi_bernoulli, renyi_lower_bound, validate_rdp
-from ..result import RenyiAuditResult
 from ..sampling import CERTIFY, Sampler, checked_search_samples, split_into_chunks
 from ..stats import cp_lower, cp_upper, wilson_bounds
 from ..options import default_divergence_samples
-from .request import validate_options
+from ..pipeline.request import validate_options
+from .result import RenyiAuditResult
 
 RDP_SEARCH_SAMPLES = 1 << 17
 
