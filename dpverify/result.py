@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -186,8 +186,11 @@ OUTCOME_WORDS = {"violation": "VIOLATION", "pass": "pass", "inconclusive": "INCO
 
 
 class HasOutcome:
-    """`outcome`, `passed` and the summary's word, from a result's `verdict` and `conclusive`
-    (the (ε, δ), zCDP and RDP results alike)."""
+    """What every kind of result shares: `kind` names it ("epsilon_delta", "zcdp", "rdp" or
+    "curve", also the "kind" of its JSON entry, on which reports dispatch), and `outcome`,
+    `passed` and the summary's word follow from its `verdict` and `conclusive`."""
+
+    kind: ClassVar[str] = ""
 
     @property
     def outcome(self) -> str:
@@ -313,6 +316,8 @@ class AuditResult(HasOutcome):
     an event from none.
     """
 
+    kind: ClassVar[str] = "epsilon_delta"
+
     mechanism: str
     verdict: str
     claimed_epsilon: float
@@ -420,6 +425,7 @@ class AuditResult(HasOutcome):
 
     def as_dict(self) -> dict:
         return jsonable({
+            "kind": self.kind,
             "mechanism": self.mechanism,
             "verdict": self.verdict,
             "conclusive": self.conclusive,

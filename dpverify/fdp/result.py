@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -26,6 +27,8 @@ class CurveAuditResult(HasOutcome):
     all hold together at `confidence` (docs/theory.md §9.3). "pass": no violation found at
     this budget, not a proof of privacy.
     """
+
+    kind: ClassVar[str] = "curve"
 
     mechanism: str
     verdict: str
@@ -176,7 +179,7 @@ class CurveAuditResult(HasOutcome):
     def as_dict(self) -> dict:
         eps, certified, claimed = self.worst_epsilon
         return jsonable({
-            "mechanism": self.mechanism, "verdict": self.verdict,
+            "kind": self.kind, "mechanism": self.mechanism, "verdict": self.verdict,
             "conclusive": self.conclusive, "outcome": self.outcome,
             "claimed": {**self.claim.as_dict(), "text": self.claim_text(),
                         "epsilon_at_reference_delta": self.claimed_epsilon,

@@ -101,9 +101,8 @@ def compare(now_estimate, now_lower, base_estimate, base_lower, tolerance) -> Dr
 def estimate_of(result: AuditResult) -> tuple[float, float]:
     """(estimated ε, certified lower bound) of an audit; (−inf, −inf) when it found no event.
     A ρ-zCDP audit (dpverify.zcdp) drifts on the (ε, δ) audit of the claim it implies."""
-    implied = getattr(result, "implied", None)
-    if implied is not None:
-        return estimate_of(implied)
+    if result.kind == "zcdp":
+        return estimate_of(result.implied)
     if result.witness is None:
         return -math.inf, -math.inf
     return float(result.witness.epsilon_estimate), float(result.witness.epsilon_lower_bound)

@@ -116,11 +116,6 @@ def write_fdp_plots(result, directory: Path) -> tuple[list[str], dict]:
     return ["tradeoff.png", "delta_curve.png"], {"pictures": records}
 
 
-def is_curve_entry(entry: dict) -> bool:
-    """A result.json entry of a curve audit."""
-    return isinstance(entry.get("claimed"), dict) and "curve" in entry["claimed"]
-
-
 def _f(value) -> str:
     return f"{float(value):.4g}"  # JSON spells infinities "inf"/"-inf": float() reads them
 

@@ -13,20 +13,20 @@ OUTCOME_COLOURS = {"violation": "#b71c1c", "inconclusive": "#b26a00", "pass": "#
 
 
 def result_html(result) -> str:
-    """One result as HTML: its verdict, its summary and, with a witness, its picture inline:
-    the witness panel of an (ε, δ) audit, the trade-off plane of a curve audit."""
-    from .fdp_report import tradeoff_plot
-    from .plots import witness_plot
+    """One result as HTML: its verdict, its summary and, with a witness, the first picture its
+    kind draws in a report (interfaces/report_kinds.py): the witness panel of an (ε, δ) audit,
+    the trade-off plane of a curve audit, the Rényi curve or box of a zCDP or RDP audit."""
+    from .report_kinds import VIEWS
     colour = OUTCOME_COLOURS.get(result.outcome, "#222")
     parts = [f"<h3>{html.escape(result.mechanism)}: <span style='color:{colour}'>"
              f"{html.escape(result.outcome)}</span></h3>",
              f"<pre>{html.escape(result.summary())}</pre>"]
-    draw = tradeoff_plot if hasattr(result, "certified_clause") else witness_plot
-    if getattr(result, "witness", None) is not None and hasattr(result, "claimed_epsilon"):
+    if getattr(result, "witness", None) is not None:
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "witness.png"
-            draw(result, path)
-            data = base64.b64encode(path.read_bytes()).decode()
-        parts.append(f'<img alt="witness" style="max-width:100%" '
-                     f'src="data:image/png;base64,{data}">')
+            names, _ = VIEWS[result.kind].plots(result, Path(folder), None)
+            data = (base64.b64encode((Path(folder) / names[0]).read_bytes()).decode()
+                    if names else None)
+        if data is not None:
+            parts.append(f'<img alt="witness" style="max-width:100%" '
+                         f'src="data:image/png;base64,{data}">')
     return "\n".join(parts)

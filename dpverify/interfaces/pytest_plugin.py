@@ -232,22 +232,27 @@ def _pytest_line(nodeid: str, settings, confidence: float) -> str:
                       + (["--dpverify-confirm"] if settings.confirm else []))
 
 
+def claim_lines(result) -> list[str]:
+    """What was claimed and what is certified, in the terms of the result's kind."""
+    at = f"at confidence {result.confidence:.6g}"
+    if result.kind == "zcdp":
+        return [f"  claimed  {result.claim_text()}", f"  {result.rho_clause()} {at}",
+                f"  {result.implied_clause()}"]
+    if result.kind == "curve":
+        return [f"  claimed  {result.claim_text()}", f"  {result.certified_clause()} {at}",
+                f"  {result.reference_clause()}"]
+    if result.kind == "rdp":
+        return [f"  claimed  (α={result.alpha:g}, ρ={result.claimed_rho:g})-RDP",
+                f"  certified D_α ≥ {result.rho_lower_bound:.4g} {at}"]
+    return [f"  claimed  (ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})",
+            f"  certified ε ≥ "
+            f"{lower_bound_text(result.epsilon_lower_bound, result.claimed_epsilon)} {at}"]
+
+
 def violation_report(result, reproduce: str) -> str:
     """The failure text: claim, bound, pair, event, counts and a reproduction command."""
     w = result.witness
-    lines = [f"dpverify: privacy violation in {result.mechanism}",
-             f"  claimed  (ε={result.claimed_epsilon:g}, δ={result.claimed_delta:g})",
-             f"  certified ε ≥ "
-             f"{lower_bound_text(result.epsilon_lower_bound, result.claimed_epsilon)} at "
-             f"confidence {result.confidence:.6g}"]
-    if getattr(result, "implied", None) is not None:  # a ρ-zCDP audit (dpverify.zcdp)
-        lines[1:] = [f"  claimed  {result.claim_text()}",
-                     f"  {result.rho_clause()} at confidence {result.confidence:.6g}",
-                     f"  {result.implied_clause()}"]
-    if hasattr(result, "certified_clause"):  # a curve audit (dpverify.fdp)
-        lines[1:] = [f"  claimed  {result.claim_text()}",
-                     f"  {result.certified_clause()} at confidence {result.confidence:.6g}",
-                     f"  {result.reference_clause()}"]
+    lines = [f"dpverify: privacy violation in {result.mechanism}", *claim_lines(result)]
     confirmation = getattr(result, "confirmation", None)
     if confirmation is not None:
         lines.append("  " + confirmation_text(confirmation.as_dict(), result.claimed_epsilon))

@@ -58,14 +58,10 @@ def _plot_dir(directory: Path, result, single: bool) -> Path:
 
 
 def write_report(directory: Path, document: dict, results, mechanisms=None) -> None:
-    """DIR/result.json, DIR/report.md, DIR/index.html (self-contained) and PNG plots
-    (DIR/tradeoff.png, DIR/delta_curve.png, DIR/pvalue.png; one folder per mechanism when there
-    are several). `mechanisms` (same order as results) supplies known exact trade-off curves."""
-    from ..fdp import CurveAuditResult
-    from ..zcdp import ZcdpAuditResult
-    from .fdp_report import write_fdp_plots
-    from .zcdp_report import write_zcdp_plots
-    from .plots import write_plots
+    """DIR/result.json, DIR/report.md, DIR/index.html (self-contained) and PNG plots, drawn as
+    the result's kind draws them (report_kinds; one folder per mechanism when there are
+    several). `mechanisms` (same order as results) supplies known exact trade-off curves."""
+    from .report_kinds import VIEWS
 
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "result.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
@@ -73,13 +69,8 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
     images, figures = {}, {}
     for result in results:
         folder = _plot_dir(directory, result, single=len(results) == 1)
-        if isinstance(result, ZcdpAuditResult):
-            names = write_zcdp_plots(result, folder)
-        elif isinstance(result, CurveAuditResult):
-            names, figures[result.mechanism] = write_fdp_plots(result, folder)
-        else:
-            names, figures[result.mechanism] = write_plots(result, folder,
-                                                           exact.get(result.mechanism))
+        names, figures[result.mechanism] = VIEWS[result.kind].plots(
+            result, folder, exact.get(result.mechanism))
         images[result.mechanism] = [folder / n for n in names]
     (directory / "figures.json").write_text(json.dumps(jsonable(figures), indent=1,
                                                        ensure_ascii=False))

@@ -16,8 +16,7 @@ from ..evidence import (BETTING_KINDS, CERTIFICATE_DOCS, CERTIFICATE_WORDS, CONF
                         short_number, wealth_text)
 from ..result import (confirmation_text, inconclusive_advice, leak_reach_text,
                       marginal_text)
-from .fdp_report import is_curve_entry, markdown_lines as curve_lines, table_cells as curve_cells
-from .zcdp_report import is_zcdp_entry, markdown_lines as zcdp_lines, table_cells as zcdp_cells
+from .report_kinds import view_of
 
 
 @dataclass(frozen=True)
@@ -81,16 +80,7 @@ def summary_row(r: dict) -> tuple:
         return (name, "error", r["error"], "", "", "", "")
     if r["verdict"] == "not run":
         return (name, "not run", r.get("reason", ""), "", "", "", "")
-    if is_zcdp_entry(r):  # a ρ-zCDP claim (dpverify.zcdp): ρ and the implied (ε, δ)
-        claim, certified = zcdp_cells(r)
-    elif is_curve_entry(r):  # a curve claim (dpverify.fdp): in the claim's own terms
-        claim, certified = curve_cells(r)
-    else:
-        claim = (f"({short_number(r['claimed']['epsilon'])}, "
-                 f"{short_number(r['claimed']['delta'])})")
-        certified = (lower_bound_text(float(r["epsilon_lower_bound"]),
-                                      float(r["claimed"]["epsilon"]))
-                     + (" (support mismatch: likely ∞)" if r.get("support_mismatch") else ""))
+    claim, certified = view_of(r).cells(r)   # in the claim's own terms (report_kinds)
     return (name, outcome(r) + qualifier(r), claim, certified, str(r["confidence"]),
             f"{r['samples']:,}", f"{r['seconds']:.2f}")
 
@@ -150,10 +140,7 @@ def finding_bullets(r: dict) -> list:
     if r.get("interrupted"):
         items.append([Strong("interrupted (Ctrl-C)"), ": only what was certified before it "
                       "counts"])
-    if is_zcdp_entry(r):
-        items += [line.removeprefix("- ") for line in zcdp_lines(r)]
-    if is_curve_entry(r):
-        items += [line.removeprefix("- ") for line in curve_lines(r)]
+    items += [line.removeprefix("- ") for line in view_of(r).lines(r)]
     if r.get("confirmation"):
         items.append(confirmation_text(r["confirmation"], r["claimed"]["epsilon"]))
     if r.get("marginal"):

@@ -41,11 +41,6 @@ def write_zcdp_plots(result: ZcdpAuditResult, directory: Path) -> list[str]:
     return ["renyi_curve.png"]
 
 
-def is_zcdp_entry(entry: dict) -> bool:
-    """A result.json entry of a zCDP audit."""
-    return isinstance(entry.get("claimed"), dict) and "zcdp_rho" in entry["claimed"]
-
-
 def _f(value) -> str:
     return f"{float(value):.4g}"  # JSON spells infinities "inf"/"-inf": float() reads them
 

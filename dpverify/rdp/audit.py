@@ -48,7 +48,7 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
                                                  level):
                 if best is None or planned > best[0]:
                     best = (planned, cand)
-        witness, lower = None, 0.0
+        witness, lower, box = None, 0.0, None
         if best is not None:
             cand = best[1]
             evaluators = {cand.pair: PairEvaluator([cand])}
@@ -58,9 +58,9 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
             for task, c in zip(tasks, sampler.run(tasks, evaluators)):
                 counts[task.side] += c[0]
             k_p, k_q = counts[cand.direction], counts[1 - cand.direction]
-            lower = renyi_lower_bound(float(cp_lower(k_p, n, level)), float(cp_upper(k_p, n, level)),
-                                      float(cp_lower(k_q, n, level)), float(cp_upper(k_q, n, level)),
-                                      alpha_r)
+            box = (float(cp_lower(k_p, n, level)), float(cp_upper(k_p, n, level)),
+                   float(cp_lower(k_q, n, level)), float(cp_upper(k_q, n, level)))
+            lower = renyi_lower_bound(*box, alpha_r)
             # fixed sample sizes here: the witness's ε shown with the two-bound certificate
             witness = witness_of(pair_list, replace(cand, certificate=Certificate.TWO_BOUNDS), k_p, n, k_q, n,
                                  0.0, level, 2)
@@ -70,7 +70,7 @@ def audit_rdp(mechanism, rdp=None, pairs=None, confidence=0.95, samples=None, se
         claimed_rho=rho, rho_lower_bound=float(lower), confidence=confidence,
         implied_epsilon=balle_epsilon(alpha_r, rho, implied_delta), implied_delta=implied_delta,
         witness=witness, samples=int(runs.sum()), seconds=time.perf_counter() - started,
-        seed=int(seed))
+        seed=int(seed), box=box)
 
 
 def rdp_candidates(pair, a, b, alpha_r, n, level):

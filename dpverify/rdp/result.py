@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..result import INCONCLUSIVE_ADVICE, HasOutcome, Witness, divergence_measured, jsonable
 
@@ -23,6 +24,10 @@ class RenyiAuditResult(HasOutcome):
     samples: int
     seconds: float
     seed: int
+    # the witness's Clopper–Pearson box (p_low, p_high, q_low, q_high), each bound at
+    # (1 − confidence)/4: `rho_lower_bound` is the least two-cell D_α over it
+    box: tuple | None = None
+    kind: ClassVar[str] = "rdp"
 
     @property
     def conclusive(self) -> bool:
@@ -53,11 +58,11 @@ class RenyiAuditResult(HasOutcome):
 
     def as_dict(self) -> dict:
         return jsonable({
-            "mechanism": self.mechanism, "verdict": self.verdict,
+            "kind": self.kind, "mechanism": self.mechanism, "verdict": self.verdict,
             "conclusive": self.conclusive, "outcome": self.outcome,
             "claimed": {"rdp_alpha": self.alpha, "rdp_rho": self.claimed_rho,
                         "implied_epsilon": self.implied_epsilon,
                         "implied_delta": self.implied_delta},
             "rho_lower_bound": self.rho_lower_bound, "confidence": self.confidence,
             "samples": self.samples, "seconds": self.seconds, "seed": self.seed,
-            "witness": self.witness.as_dict() if self.witness else None})
+            "box": self.box, "witness": self.witness.as_dict() if self.witness else None})

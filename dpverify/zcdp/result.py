@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -20,6 +21,8 @@ class ZcdpAuditResult(HasOutcome):
     not a proof of privacy. `renyi_lower[i]` is the certified lower bound on D_{orders[i]} on
     the witness's pair, all orders jointly; `alpha` the order where D_α^LB/α is largest.
     """
+
+    kind: ClassVar[str] = "zcdp"
 
     mechanism: str
     verdict: str
@@ -140,7 +143,7 @@ class ZcdpAuditResult(HasOutcome):
 
     def as_dict(self) -> dict:
         return jsonable({
-            "mechanism": self.mechanism, "verdict": self.verdict,
+            "kind": self.kind, "mechanism": self.mechanism, "verdict": self.verdict,
             "conclusive": self.conclusive, "outcome": self.outcome,
             "claimed": {"zcdp_rho": self.claimed_rho, "implied_epsilon": self.implied_epsilon,
                         "implied_delta": self.implied_delta},
