@@ -369,13 +369,18 @@ def parse_args(argv=None):
     return args
 
 
+def read_document(path: Path) -> dict:
+    """An adversarial.json, with the infinities JSON spells as strings read back as floats."""
+    return json.loads(path.read_text(encoding="utf-8"),
+                      object_hook=lambda d: {k: float(v) if v in ("inf", "-inf", "nan") else v
+                                             for k, v in d.items()})
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.rewrite_markdown:   # the report again from its JSON, without rerunning an audit
-        document = json.loads((args.out / "adversarial.json").read_text(encoding="utf-8"),
-                              object_hook=lambda d: {k: float(v) if v in ("inf", "-inf", "nan")
-                                                     else v for k, v in d.items()})
+        document = read_document(args.out / "adversarial.json")
         (args.out / "adversarial.md").write_text(
             markdown(document["rows"], document["follow_ups"], document["meta"],
                      document["leaks"]), encoding="utf-8")
@@ -387,7 +392,7 @@ def main(argv=None) -> int:
             if not args.only or case.name in args.only for mode in args.modes]
     if args.keep:  # rows of the other cases and modes from an earlier run, in CASES order
         ran = {(r["case"], r["mode"]) for r in rows}
-        kept = [r for r in json.loads(args.keep.read_text(encoding="utf-8"))["rows"]
+        kept = [r for r in read_document(args.keep)["rows"]
                 if (r["case"], r["mode"]) not in ran]
         order = [c.name for c in CASES]
         rows = sorted(kept + rows, key=lambda r: (order.index(r["case"]),
@@ -395,7 +400,7 @@ def main(argv=None) -> int:
     leaks = [leak_row(rate, range(args.first_seed, args.first_seed + args.leak_seeds),
                       args.jobs) for rate in LEAK_RATES] if args.leak_seeds > 0 else []
     if not leaks and args.keep:
-        leaks = json.loads(args.keep.read_text(encoding="utf-8")).get("leaks", [])
+        leaks = read_document(args.keep).get("leaks", [])
     cases = {case.name: case for case in CASES}
     follow_ups = [dict(run_row(cases[r["case"]], r["mode"], args, promise,
                                range(first.stop, first.stop + FOLLOW_UP * args.seeds)),
@@ -408,13 +413,13 @@ def main(argv=None) -> int:
     meta.setdefault("date", time.strftime("%Y-%m-%d"))
     if args.keep:
         meta["kept"] = kept_rows_in_words(kept)
-        meta["kept_date"] = json.loads(args.keep.read_text(encoding="utf-8"))["meta"]["date"]
-    (args.out / "adversarial.md").write_text(markdown(rows, follow_ups, meta, leaks),
-                                             encoding="utf-8")
+        meta["kept_date"] = read_document(args.keep)["meta"]["date"]
     (args.out / "adversarial.json").write_text(
         json.dumps(jsonable({"rows": rows, "follow_ups": follow_ups, "leaks": leaks,
                              "meta": meta}), indent=2, ensure_ascii=False) + "\n",
         encoding="utf-8")
+    (args.out / "adversarial.md").write_text(markdown(rows, follow_ups, meta, leaks),
+                                             encoding="utf-8")
     broken = [r for r in follow_ups if r["ci_low"] > promise]
     for r in broken:
         print(f"BROKEN PROMISE: {r['case']} ({r['mode']}): {r['false_alarms']}/{r['seeds']}",
