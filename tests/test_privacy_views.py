@@ -80,6 +80,24 @@ def gaussian_rdp(sigma):
     return gaussian
 
 
+def test_rdp_audits_of_an_exactly_tight_claim_keep_their_false_alarm_rate():
+    """Binary randomized response at ε = 1 claimed at exactly its D_2, the two-cell divergence
+    of its one informative partition (Mironov 2017): 200 seeded audits may raise at most
+    Binomial(200, 0.05)'s 99th percentile of false alarms (a sound audit fails this < 1% of
+    the time), and the bounds of the others stay under the truth."""
+    from scipy.stats import binom
+
+    from mechanisms_under_test.basic import make_randomized_response
+    keep = math.e / (1 + math.e)
+    d2 = math.log(keep ** 2 / (1 - keep) + (1 - keep) ** 2 / keep)
+    tight = dpverify.mechanism(rdp=(2.0, d2), pairs=[(0, 1)])(
+        make_randomized_response(1.0).fn)
+    results = [dpverify.audit(tight, samples=1 << 12, seed=s, n_jobs=1) for s in range(200)]
+    alarms = sum(r.verdict == "violation" for r in results)
+    assert alarms <= binom.ppf(0.99, 200, 0.05), alarms
+    assert sorted(r.rho_lower_bound for r in results)[len(results) // 2] > 0.5 * d2
+
+
 def test_rdp_claims():
     right = dpverify.audit(gaussian_rdp(1.0))
     assert right.verdict == "pass" and 0 < right.rho_lower_bound <= 1.0
