@@ -54,7 +54,7 @@ class BettingTest:
     """The wealth of the tests of every claim in `grid` (from the claimed ε up), the bets placed
     for the next round, and what each pair and order was bet on."""
 
-    def __init__(self, epsilon: float, delta: float, alpha: float):
+    def __init__(self, epsilon: float, delta: float, alpha: float, progress=None):
         self.epsilon, self.delta, self.alpha = epsilon, delta, alpha
         self.grid = claim_grid(epsilon)
         self.log_wealth = np.zeros(len(self.grid))
@@ -64,7 +64,7 @@ class BettingTest:
         self.rows = 0  # rounds settled, summed over pairs
         # (rows settled so far, wealth of the test of the claim) after each round
         self.path: list = [(0, 1.0)]
-        self.progress = None  # a progress.Progress shown the wealth after every round
+        self.progress = progress  # a progress.Progress shown the wealth after every round
 
     # ---- before a round -------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from enum import Enum
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
@@ -33,15 +34,15 @@ from ..evidence import with_examples
 from ..mechanism import as_mechanism
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
-from ..sampling import (LAST_STAGE_KEY, TUNING_STAGE_KEY, Sampler, TimeBudgetSpent,
-                        check_uses_rng)
+from ..sampling import Sampler, TimeBudgetSpent, check_uses_rng
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
 from .betting import BETTING_SHARE, BettingTest
 from .confirm import Confirming
 from .request import AuditRequest, build_request
-from .schedule import Schedule, StagePlan, samples_for_seconds
-from .search import Search, precise_enough
+from .schedule import (Schedule, StageKind, StagePlan, samples_for_seconds, stage_key,
+                       stage_kind)
+from .search import Search
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
                         least_hedge_hits, one_sided_hedges, same_events_merged,
                         spread_over_pairs)
@@ -60,8 +61,19 @@ class StageEvents(NamedTuple):
     block: int
 
 
+class ExitReason(Enum):
+    """Why an audit's loop ended."""
+
+    FINISHED = "finished"               # every stage ran
+    VIOLATION = "violation proved"      # by the betting test, or a stage's certificate
+    BUDGET_SPENT = "budget spent"       # an ordinary audit's seconds= ran out
+    INTERRUPTED = "interrupted"         # Ctrl-C: what was certified so far stands
+
+
 class AuditRun:
-    """The state of one (ε, δ) audit and its stages; `run()` returns the `AuditResult`."""
+    """The state of one (ε, δ) audit and its stages; `run()` returns the `AuditResult`. Every
+    attribute is set here; the pairs, the search and the sampler exist once `run()` has chosen
+    the pairs and opened the sampler."""
 
     def __init__(self, mech, request: AuditRequest, settings: Settings = DEFAULT_SETTINGS,
                  started: float | None = None):
@@ -75,11 +87,13 @@ class AuditRun:
         # an ordinary audit tests by betting on its search rows with half of α, anytime-valid,
         # and certifies its last stage with the other half; a measurement run certifies only
         alpha = 1.0 - request.confidence
-        self.betting = (BettingTest(request.epsilon, request.delta, alpha * BETTING_SHARE)
-                        if request.stop_early else None)
         self.schedule = Schedule(request.samples, request.confidence, request.stop_early, self.K,
                                  settings.first_stage, settings.growth,
-                                 betting_alpha=self.betting.alpha if self.betting else 0.0)
+                                 betting_alpha=alpha * BETTING_SHARE if request.stop_early
+                                 else 0.0)
+        self.bar = Progress(mech.name, len(self.schedule), enabled=request.progress)
+        self.betting = (BettingTest(request.epsilon, request.delta, alpha * BETTING_SHARE,
+                                    progress=self.bar) if request.stop_early else None)
         # common random numbers (paired search and tuning, the coupled certificate) need M(D)
         # and M(D') to draw from one seed; a mechanism with its own randomness cannot
         self.shared_seeds = not mech.draws_own_randomness
@@ -94,10 +108,12 @@ class AuditRun:
         self.best: Witness | None = None
         self.best_event: Candidate | None = None
         self.best_curve: dict | None = None
-        self.interrupted = False
-        self.budget_spent = False  # an ordinary audit stopped at its time budget (seconds=)
-        self.tuning_stages = 0  # stages so far that only tuned (`_next_seed_key`)
+        self.exit = ExitReason.FINISHED
+        self.first_tuning: int | None = None  # the index of the first stage that only tuned
         self.confirming: Confirming | None = None  # audit(confirm=True) on a violation
+        self.pair_list: list = []               # set by run(): the pairs audited
+        self.search: Search | None = None       # ... their search samples and models
+        self.sampler: Sampler | None = None     # ... and the sampler drawing their runs
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -107,9 +123,6 @@ class AuditRun:
         r = self.request
         deadline = None if r.time_limit is None else time.monotonic() + r.time_limit
         self.pair_list, search_runs = self._pairs(deadline)
-        self.bar = Progress(self.mech.name, len(self.schedule), enabled=r.progress)
-        if self.betting is not None:
-            self.betting.progress = self.bar
         # seconds: a measurement run takes the size a pilot says the budget buys
         # (`_size_to_budget`); an ordinary audit stops at the first chunk past it, with what
         # its test by betting has proven
@@ -133,9 +146,9 @@ class AuditRun:
                                                  self.paired, self._stream_counts())
                     self.confirming.run(sampler)
             except KeyboardInterrupt:
-                self.interrupted = True  # keep what was certified so far
+                self.exit = ExitReason.INTERRUPTED  # keep what was certified so far
             except TimeBudgetSpent:
-                self.budget_spent = True  # as above: the betting test holds at any stop
+                self.exit = ExitReason.BUDGET_SPENT  # the betting test holds at any stop
             finally:
                 self.bar.close()
             runs = sampler.runs
@@ -143,33 +156,24 @@ class AuditRun:
 
     def _run_stages(self) -> None:
         """The data flow, once per stage."""
-        j = 0
-        while j < len(self.schedule):
-            j += 1
+        for j in range(1, len(self.schedule) + 1):
             stage = self.schedule.stage(j)
-            key = self._next_seed_key(stage)
+            kind = stage_kind(stage, self.search.frozen)
+            if kind is StageKind.TUNE and self.first_tuning is None:
+                self.first_tuning = j
+            key = stage_key(kind, j, self.first_tuning)
             self.bar.start_stage(j, self.schedule.sizes)
             probes = self._choose_events(stage)
             if self.betting is not None and self.betting.violation:
                 self._record_betting(j)
-                break
+                self.exit = ExitReason.VIOLATION
+                return
             stage, plan = self._prepare(stage, probes, key)
             counted = self._count(stage, plan, key)
             self._record(stage, plan, counted)
             if self._violation_found():
-                break
-
-    def _next_seed_key(self, stage: StagePlan) -> int:
-        """The stage key of stage j's certifying and pilot runs, called once per stage (it
-        counts the tuning stages): LAST_STAGE_KEY at the last stage, TUNING_STAGE_KEY − i at the
-        i-th stage that only tunes (search frozen before it, nothing certified), else j. Keys
-        are distinct within an audit, so every stage's runs are fresh."""
-        if stage.last:
-            return LAST_STAGE_KEY
-        if self.search.frozen and not stage.certifies:
-            self.tuning_stages += 1
-            return TUNING_STAGE_KEY - (self.tuning_stages - 1)
-        return stage.index
+                self.exit = ExitReason.VIOLATION
+                return
 
     def _pairs(self, deadline):
         """The neighbouring pairs, and the runs an input search spent choosing them. A search
@@ -195,7 +199,6 @@ class AuditRun:
         samples = samples_for_seconds(left, per_run, most=r.samples,
                                       least=self.settings.first_stage)
         self.schedule = self.schedule.with_samples(samples)
-        self.bar.n_stages = len(self.schedule)
 
     # ---- choose events --------------------------------------------------------------------
 
@@ -228,15 +231,10 @@ class AuditRun:
         planned = stage.size if stage.certifies else sizes[min(j, len(sizes) - 1)]
         carried = carry_over(self.tracked, planned, self.request.delta, stage.level,
                              self.sampler.chunk_size)
-        search.data = {}  # free the last search sample's pruned pairs first
         chosen = search.stage(self.sampler, j, stage.size, sizes[-1], self.request.delta,
                               stage.level, self.K, planned)
         pool = carried + chosen.candidates
-        if j >= self.settings.prune_after_stage:
-            search.prune(pool)
-        search.frozen = (j >= self.settings.prune_after_stage and bool(chosen.events)
-                         and precise_enough(chosen.events[0], self.settings.search_precision))
-        search.data = chosen.data
+        search.conclude(j, pool, chosen.events[0] if chosen.events else None)
         self.pool = distinct(by_promise(pool))
         self.one_sided = chosen.one_sided
         picked = (hedged(carried, chosen.candidates, self.K)
@@ -429,7 +427,8 @@ class AuditRun:
         confirmation = self.confirming.result if self.confirming is not None else None
         if confirmation is not None:
             lower, best = self._with_confirmation(confirmation, lower, best)
-        if best is not None and not (self.interrupted or self.budget_spent):
+        stopped = self.exit in (ExitReason.INTERRUPTED, ExitReason.BUDGET_SPENT)
+        if best is not None and not stopped:
             try:
                 best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
             except KeyboardInterrupt:
@@ -448,8 +447,8 @@ class AuditRun:
                         if self.leak_gates is not None and lower <= r.epsilon else math.inf),
             samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
             seconds=time.perf_counter() - self.started, seed=int(r.seed),
-            stages=tuple(self.stages), interrupted=self.interrupted,
-            budget_spent=self.budget_spent, curves=curves,
+            stages=tuple(self.stages), interrupted=self.exit is ExitReason.INTERRUPTED,
+            budget_spent=self.exit is ExitReason.BUDGET_SPENT, curves=curves,
             randomness=self.mech.randomness,
             runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)),
             marginal=(confirmation is None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 
+from ..sampling import LAST_STAGE_KEY, TUNING_STAGE_KEY
 from ..stats import final_stage_alphas
 
 # What a measurement run costs per certifying run per input, in units of the mechanism's own
@@ -102,3 +104,33 @@ class Schedule:
         level = (alpha_j if alpha_j > 0 else self.alphas[-1]) / (2 * self.per_stage)
         return StagePlan(j, self.sizes[j - 1], alpha_j, level, j == len(self.sizes),
                          not self.stop_early)
+
+
+class StageKind(Enum):
+    """What a stage does, decided once as it starts (`stage_kind`)."""
+
+    SEARCH = "search"   # search still learns: it chooses and tunes events for later stages
+    TUNE = "tune"       # search converged before it: it counts the tracked events' grids
+    LAST = "last"       # the schedule's last stage: it certifies
+
+
+def stage_kind(stage: StagePlan, search_frozen: bool) -> StageKind:
+    """The kind of `stage` when it starts, search having converged before it or not."""
+    if stage.last:
+        return StageKind.LAST
+    return StageKind.TUNE if search_frozen else StageKind.SEARCH
+
+
+def stage_key(kind: StageKind, index: int, first_tuning: int | None) -> int:
+    """The seed-stream key of a stage's certifying and pilot runs, from what the stage is:
+    LAST_STAGE_KEY for the last stage, TUNING_STAGE_KEY − i for the i-th stage that only tunes
+    (i from 0; `first_tuning`: the index of the audit's first one), and its index otherwise.
+    Keys are distinct within an audit, so every stage counts fresh runs, and a last or tuning
+    stage draws the same stream whatever the schedule's length (docs/method.md, "Seed
+    streams")."""
+    if kind is StageKind.LAST:
+        return LAST_STAGE_KEY
+    if kind is StageKind.TUNE:
+        return TUNING_STAGE_KEY - (index - first_tuning)
+    return index
+

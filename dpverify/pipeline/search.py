@@ -93,8 +93,8 @@ class Search:
     `samples`: (pair, side) → encoded search outputs; `kept`: search runs per input so far, per
     pair; `active`: the pairs still searched; `learned`: pair → (sample sizes, models) of pairs
     whose sample reached its cap (reused, only thresholds re-chosen); `frozen`: search has
-    converged, later stages certify the tracked events; `data`: the last stage's search
-    outputs, pair → (D, D')."""
+    converged, later stages certify the tracked events (`conclude`); `data`: the last stage's
+    search outputs, pair → (D, D'). Only its own methods change them."""
 
     def __init__(self, n_pairs: int, floating_point: bool, paired: bool,
                  settings: Settings = DEFAULT_SETTINGS, betting=None):
@@ -232,6 +232,7 @@ class Search:
         """Draw stage j's search runs for the active pairs, learn attacks, rank candidate
         events: the best K for thresholds planned at `planned` certifying runs per input
         (default n_j) and `level` per bound, with `n_final` the last stage's size."""
+        self.data = {}  # free the last stage's search outputs of pruned pairs first
         cap = self._draw(sampler, j, n_j)
         if self.betting is not None and self.betting.violation:
             return Chosen([], [], {})
@@ -252,7 +253,18 @@ class Search:
         candidates = by_promise([c for c in found if not c.one_sided])
         one_sided = sorted((c for c in found if c.one_sided),
                            key=lambda c: -c.search_counts[0] / c.search_counts[1])
+        self.data = data
         return Chosen(candidates[:K], candidates, data, one_sided)
+
+    def conclude(self, j: int, pool: list[Candidate], best: Candidate | None) -> None:
+        """After stage j's search: from stage `prune_after_stage` on, keep searching only the
+        most promising pairs of `pool` (`prune`), and stop searching (`frozen`) once the `best`
+        event's log-ratio is known precisely enough (`precise_enough`): later stages then tune
+        and certify the tracked events."""
+        if j < self.settings.prune_after_stage:
+            return
+        self.prune(pool)
+        self.frozen = best is not None and precise_enough(best, self.settings.search_precision)
 
     def prune(self, pool: list[Candidate]) -> None:
         """Keep searching only the `active_pairs` pairs, of those still searched, whose events
