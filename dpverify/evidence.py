@@ -426,15 +426,17 @@ def with_examples(mech, witness, event, seed: int, samples_per_side: int):
 # index.html (`interfaces/report.py`) lay the same phrases out in their own form.
 # ------------------------------------------------------------------------------------------------
 
-TWO_BOUNDS = "two Clopper–Pearson bounds"  # ε ≥ ln((p_L − δ)/q_U), stats.certified_epsilon
-RATIO_TEST = "conditional ratio test (Poisson sample sizes)"  # stats.ratio_epsilon_bound
-COUPLED = "coupled t-test on blocks of common random numbers"  # stats.coupled_epsilon_bound
-BETTING = "testing by betting (anytime-valid)"  # pipeline.betting, certify.betting
-# the confirmation of a violation: a test by betting on the one event the audit found, over
-# fresh runs (pipeline.confirm)
-CONFIRMING = "testing by betting on the witness's event over fresh runs (confirmation)"
-BETTING_KINDS = (BETTING, CONFIRMING)  # certified by a wealth, not by one event's counts
-# The certificates in plain words, and where docs/method.md explains each.
+from .certificate_ids import (BETTING, BETTING_KINDS, CONFIRMING, COUPLED,  # noqa: E402,F401
+                              RATIO_TEST, TWO_BOUNDS, certificate_id)
+
+# The certificates' names, their plain words, and where docs/method.md explains each.
+CERTIFICATE_NAMES = {
+    TWO_BOUNDS: "two Clopper–Pearson bounds",
+    RATIO_TEST: "conditional ratio test (Poisson sample sizes)",
+    COUPLED: "coupled t-test on blocks of common random numbers",
+    BETTING: "testing by betting (anytime-valid)",
+    CONFIRMING: "testing by betting on the witness's event over fresh runs (confirmation)",
+}
 CERTIFICATE_WORDS = {
     TWO_BOUNDS: "counting the event on fresh runs of each input (two Clopper–Pearson bounds)",
     RATIO_TEST: "the share of the event's hits that came from D (an exact binomial test)",
@@ -465,7 +467,7 @@ def short_number(value) -> str:
 
 def certificate_words(kind) -> str:
     """How the bound was certified, in plain words (the kind itself if it is not known)."""
-    return CERTIFICATE_WORDS.get(kind, kind)
+    return CERTIFICATE_WORDS.get(certificate_id(kind), kind)
 
 
 def counts_text(w) -> str:
@@ -498,28 +500,30 @@ def certificate_how(w: dict) -> str:
     """How the witness's bound follows from its counts (`w` in its JSON form), in one line a
     reader can recheck."""
     eps = float(w["epsilon_lower_bound"])  # JSON documents spell infinities "inf"/"-inf"
-    if w.get("certificate") == RATIO_TEST and math.isfinite(eps):
+    kind = certificate_id(w.get("certificate"))
+    name = CERTIFICATE_NAMES.get(kind, kind)
+    if kind == RATIO_TEST and math.isfinite(eps):
         share = 1.0 / (1.0 + math.exp(-eps))  # π_L, since ε = ln(π_L/(1 − π_L))
         hits = w["count_D"] + w["count_D_prime"]
-        return (f"{RATIO_TEST}: the share of the {hits:,} hits that came from D, "
+        return (f"{name}: the share of the {hits:,} hits that came from D, "
                 f"P[S|D]/(P[S|D] + P[S|D']), is ≥ {share:.6g} (Clopper–Pearson), "
                 "so ε ≥ ln(share/(1 − share))")
-    if w.get("certificate") == COUPLED and w.get("blocks_D"):
-        return (f"{COUPLED}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
+    if kind == COUPLED and w.get("blocks_D"):
+        return (f"{name}: {len(w['blocks_D'])} blocks of {w['block_size']:,} runs per "
                 "input, each block's runs of D and D' drawn on the same random numbers (one "
                 "shared seed per chunk of runs); a one-sided t-test on the blocks' rates "
                 "(Fieller's bound on the ratio of their means) bounds ln((P[S|D] − δ)/P[S|D']) "
                 "≤ ε from below (the block counts are in result.json)")
-    if w.get("certificate") in BETTING_KINDS and w.get("e_value") is not None:
+    if kind in BETTING_KINDS and w.get("e_value") is not None:
         e_value, alpha = float(w["e_value"]), float(w["betting_alpha"])
-        runs = ("the search runs" if w["certificate"] == BETTING
+        runs = ("the search runs" if kind == BETTING
                 else "fresh runs of the witness's event")
         grew = (f"grew one unit of wealth to {e_value:.4g} (≥ 1/{alpha:.4g}); by Ville's "
                 "inequality a mechanism meeting the claim does that with probability at most "
                 f"{alpha:.4g}, whenever the test stops" if e_value >= 1 / alpha else
                 f"took one unit of wealth to {e_value:.4g}, short of the 1/{alpha:.4g} a "
                 "violation needs: no violation shown")
-        return (f"{w['certificate']}: bets against the claim on {runs}, each placed before "
+        return (f"{name}: bets against the claim on {runs}, each placed before "
                 f"its runs were drawn, {grew}")
     return ("two Clopper–Pearson bounds: ε ≥ ln((lower bound on P[M(D) ∈ S] − δ)/"
             "upper bound on P[M(D') ∈ S])")

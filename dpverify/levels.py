@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .evidence import BETTING_KINDS, COUPLED, RATIO_TEST
+from .certificate_ids import BETTING_KINDS, COUPLED, RATIO_TEST
 from .stats import certified_epsilon, coupled_epsilon_bound, ratio_epsilon_bound
 
 SMALLEST_FACTOR = 1e-12  # evidence_level's search stops here: stronger evidence reads as ≤ α·this

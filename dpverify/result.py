@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-# Witness.certificate is one of TWO_BOUNDS, RATIO_TEST, COUPLED: their names and plain words are
-# written with the rest of a witness's text in evidence.py
-from .evidence import (BETTING, BETTING_KINDS, CERTIFICATE_DOCS,  # noqa: F401
-                       CERTIFICATE_WORDS, CONFIRMING, COUPLED, RATIO_TEST, TWO_BOUNDS,
-                       lower_bound_text, witness_lines)
+# Witness.certificate is an id of certificate_ids (TWO_BOUNDS, RATIO_TEST, COUPLED, BETTING,
+# CONFIRMING); its plain words are written with the rest of a witness's text in evidence.py
+from .certificate_ids import (BETTING, BETTING_KINDS, CONFIRMING, COUPLED,  # noqa: F401
+                              RATIO_TEST, TWO_BOUNDS)
+from .evidence import CERTIFICATE_DOCS, CERTIFICATE_WORDS, lower_bound_text, witness_lines  # noqa: F401
 
 
 def jsonable(value: Any):

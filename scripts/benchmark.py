@@ -55,6 +55,7 @@ import numpy as np
 import dpverify
 from dpverify.options import OPTIONS
 from dpverify.pipeline.schedule import Schedule
+from dpverify.certificate_ids import certificate_id
 from dpverify.result import COUPLED, RATIO_TEST, TWO_BOUNDS, jsonable
 from _machine import OtherLoad, at_most, busiest_row, machine_meta
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO
@@ -267,7 +268,7 @@ def table_line(row: dict) -> str:
     return (f"| {row['paper_name']} | {fmt(row['true_epsilon'])} | {verdict} | **{ours}** | "
             f"{published} | {beat} | {row['samples_per_side']:,} | {row['samples']:,} | "
             f"{row['seconds']:.1f} | {row['attack']} | "
-            f"{CERTIFICATES.get(row.get('certificate'), '—')} |")
+            f"{CERTIFICATES.get(certificate_id(row.get('certificate')), '—')} |")
 
 
 def other_load(rows: list[dict]) -> str:

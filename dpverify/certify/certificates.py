@@ -14,7 +14,7 @@ SUPPORT_MISMATCH_HITS = 20  # hits under D, none under D', from which ε is like
 
 class Certificate(enum.Enum):
     """How an event's certifying counts become a bound; chosen before they are drawn. The values
-    are the words results and reports show (`Witness.certificate`)."""
+    are the ids results carry (`Witness.certificate`, `dpverify.certificate_ids`)."""
 
     TWO_BOUNDS = TWO_BOUNDS   # Clopper–Pearson bounds on p and q, each at level (docs/theory.md §2)
     RATIO_TEST = RATIO_TEST   # conditional binomial test on Poisson counts, at 2·level (§2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..certificate_ids import certificate_id
 from ..evidence import (BETTING_KINDS, CERTIFICATE_DOCS, CERTIFICATE_WORDS, CONFIRMING,
                         betting_counts_text, certificate_how, lower_bound_text, percent,
                         short_number, wealth_text)
@@ -93,7 +94,7 @@ def witness_table_rows(w: dict, claimed: dict) -> list[tuple[str, object]]:
         bound = lower_bound_text(float(w["epsilon_lower_bound"]), claimed["epsilon"])
         rows.append(("certified ε ≥", f"{bound} (claimed ε = {claimed['epsilon']:g})"))
     rows += [("pair D", Code(json.dumps(w["D"]))), ("pair D′", Code(json.dumps(w["D_prime"])))]
-    kind = w.get("certificate")
+    kind = certificate_id(w.get("certificate"))
     if kind in BETTING_KINDS:
         confirming = kind == CONFIRMING
         rows += [("event S" if confirming else "last event bet on", w["event"]),
