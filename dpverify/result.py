@@ -15,7 +15,8 @@ import numpy as np
 # CONFIRMING); its plain words are written with the rest of a witness's text in evidence.py
 from .certificate_ids import (BETTING, BETTING_KINDS, CONFIRMING, COUPLED,  # noqa: F401
                               RATIO_TEST, TWO_BOUNDS)
-from .evidence import CERTIFICATE_DOCS, CERTIFICATE_WORDS, lower_bound_text, witness_lines  # noqa: F401
+from .evidence import (CERTIFICATE_DOCS, CERTIFICATE_WORDS,  # noqa: F401
+                       lower_bound_text, witness_lines)
 
 
 def jsonable(value: Any):
@@ -79,8 +80,8 @@ class Witness:
     # the per-bound level of p_lower and q_upper (a box of the plots uses the same level)
     level: float | None = None
     # the event's most frequent outputs on an illustrative sample of `examples_runs` fresh runs
-    # per input (evidence.collect_examples): {"output", "count_D", "count_D_prime"}; shown to
-    # make the event concrete, never counted in the bound
+    # per input (sampling.illustration.collect_examples): {"output", "count_D",
+    # "count_D_prime"}; shown to make the event concrete, never counted in the bound
     examples: tuple = ()
     examples_runs: int = 0
     # BETTING only: the wealth the test of the claim reached (its e-value) and the α it was run

@@ -86,7 +86,7 @@ def _encoded(keys, struct):
 def test_outputs_that_favour_the_events_side_are_listed_first():
     """An event {0, 1, 2} seen 450 times on D and 310 on D′: output 1 (300 vs 100) and 2 (50 vs
     10) are evidence for D, output 0 (100 vs 200) for D′, so 0 comes last though frequent."""
-    from dpverify.evidence import event_examples
+    from dpverify.sampling.illustration import event_examples
     D = np.repeat([0, 1, 2, 9], [100, 300, 50, 550])
     Q = np.repeat([0, 1, 2, 9], [200, 100, 10, 690])
     examples = event_examples(D, _encoded(D, np.zeros_like(D)), D != 9,
@@ -99,7 +99,7 @@ def test_patterns_with_released_values_are_grouped_into_ranges_with_counts_on_bo
     """SVT-like outputs (⊤/⊥ pattern, released value): groups are the patterns, the value a
     range that holds its middle 90%, the counts those of the pattern on each input, and the
     examples typical (near the median), not the first drawn."""
-    from dpverify.evidence import event_examples
+    from dpverify.sampling.illustration import event_examples
     rng = np.random.default_rng(0)
 
     def draw(n_first, n_second, n_out):

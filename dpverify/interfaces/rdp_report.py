@@ -16,8 +16,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..renyi import renyi_bernoulli
-from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, add_element, axes_record, legend_below, plt,
-                      save_figure, show_witness, verdict_colour)
+from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, add_element, axes_record,
+                      legend_below, plt, save_figure, show_witness, verdict_colour)
 
 FLOOR = 1e-9   # the smallest probability the axes show
 

@@ -120,8 +120,8 @@ def witness_table_rows(w: dict, claimed: dict) -> list[tuple[str, object]]:
 
 
 def example_blocks(w: dict) -> list[tuple]:
-    """The event's outputs on the illustrative sample (evidence.event_examples), as a table
-    with the sentence that says what it is."""
+    """The event's outputs on the illustrative sample (sampling.illustration.event_examples),
+    as a table with the sentence that says what it is."""
     examples, runs = w.get("examples") or [], w.get("examples_runs", 0)
     if not examples:
         return []

@@ -30,7 +30,7 @@ from ..certify.evaluator import PROBE_STRIDE
 from ..certify.confirm import evidence_level, is_marginal
 from ..certify.pilot import coupled_everywhere, seconds_per_run
 from ..certify.reach import LeakGates, leak_reach
-from ..evidence import with_examples
+from ..sampling.illustration import with_examples
 from ..mechanism import as_mechanism
 from ..progress import Progress
 from ..result import AuditResult, StageSummary, Witness
@@ -152,7 +152,10 @@ class AuditRun:
             finally:
                 self.bar.close()
             runs = sampler.runs
-        return self._result(runs, search_runs)
+        self._take_betting_evidence()
+        lower, best = self._standing_witness()
+        best = self._illustrated(best, int(runs.max()))
+        return self._result(runs, search_runs, lower, best)
 
     def _run_stages(self) -> None:
         """The data flow, once per stage."""
@@ -416,24 +419,37 @@ class AuditRun:
 
     # ---- result ---------------------------------------------------------------------------
 
-    def _result(self, runs, search_runs: int) -> AuditResult:
+    def _take_betting_evidence(self) -> None:
+        """An ordinary audit stopped before its last stage stands on the betting test's
+        evidence so far (a bound only if the test has rejected)."""
         if self.best is None and self.betting is not None and self.betting.streams:
-            # an ordinary audit stopped before its last stage: its evidence so far is the
-            # betting test's (a bound only if the test has rejected)
             self.best, self.best_event = betting_witness(self.pair_list, self.betting,
                                                          len(self.stages))
-        r, best = self.request, self.best
-        lower = best.epsilon_lower_bound if best is not None else -math.inf
-        confirmation = self.confirming.result if self.confirming is not None else None
-        if confirmation is not None:
-            lower, best = self._with_confirmation(confirmation, lower, best)
-        stopped = self.exit in (ExitReason.INTERRUPTED, ExitReason.BUDGET_SPENT)
-        if best is not None and not stopped:
-            try:
-                best = with_examples(self.mech, best, self.best_event, r.seed, int(runs.max()))
-            except KeyboardInterrupt:
-                pass  # Ctrl-C while drawing the illustration: the audit's result stands
 
+    def _standing_witness(self) -> tuple[float, Witness | None]:
+        """(bound, witness) the verdict stands on: the best witness's, or, once a confirmation
+        ran, the smaller of the two tests' (`_with_confirmation`)."""
+        best = self.best
+        lower = best.epsilon_lower_bound if best is not None else -math.inf
+        if self.confirming is not None:
+            lower, best = self._with_confirmation(self.confirming.result, lower, best)
+        return lower, best
+
+    def _illustrated(self, best: Witness | None, samples_per_side: int) -> Witness | None:
+        """The witness with its event's outputs on the illustrative sample, drawn before the
+        result exists (`sampling.illustration.with_examples`, whose independence checks may
+        refuse the mechanism); not after Ctrl-C or a spent budget, nor if Ctrl-C stops it."""
+        if best is None or self.exit in (ExitReason.INTERRUPTED, ExitReason.BUDGET_SPENT):
+            return best
+        try:
+            return with_examples(self.mech, best, self.best_event, self.request.seed,
+                                 samples_per_side)
+        except KeyboardInterrupt:
+            return best
+
+    def _result(self, runs, search_runs: int, lower: float, best) -> AuditResult:
+        r = self.request
+        confirmation = self.confirming.result if self.confirming is not None else None
         # an unconfirmed violation's curves would draw the audit's counts, which the fresh
         # runs overruled: a pass is not drawn as a violation
         unconfirmed = confirmation is not None and not confirmation.confirmed

@@ -24,7 +24,7 @@ PREFLIGHT_BATCHES = 2    # ... in this many batches, each from a seed of its own
 SPREAD_SINGLES = 32      # one-run calls whose outputs a batch's spread is compared with
 SPREAD_LEVEL = 1e-12     # the spread check's false-rejection rate, all coordinates together
 TIES_LEVEL = 1e-12       # the ties check's false-rejection rate
-# The checks on the illustrative sample (evidence.collect_examples), drawn as CALLS calls:
+# The checks on the illustrative sample (illustration.collect_examples), drawn as CALLS calls:
 CALLS = 64               # calls per input
 CALLS_LEVEL = 1e-9       # the false-rejection rate of each chi-square check, per audit
 LEAST_EXPECTED = 5       # the fewest runs a cell of a chi-square table is expected to hold
@@ -299,7 +299,7 @@ def check_calls_alike(mech, data, values: np.ndarray, encs: list) -> None:
 
 def check_runs_independent(mech, inputs: tuple, event: str, encoded: list,
                            per_call: list) -> None:
-    """The checks on the illustrative sample's calls (`evidence.collect_examples`), for a
+    """The checks on the illustrative sample's calls (`illustration.collect_examples`), for a
     batched mechanism: on each input, equal outputs at a lag (`check_lagged_ties`) and calls
     alike (`check_calls_alike`); then the witness's event alike across calls
     (`check_event_alike_across_calls`). Each is a ContractError (docs/method.md,
@@ -315,7 +315,7 @@ def check_runs_independent(mech, inputs: tuple, event: str, encoded: list,
 
 def check_event_alike_across_calls(mech, inputs: tuple, event: str, per_call: list) -> None:
     """The witness's event, counted on fresh runs drawn as several calls per input
-    (`evidence.collect_examples`: `per_call[side]` holds each call's hits and runs), must hit
+    (`illustration.collect_examples`: `per_call[side]` holds each call's hits and runs), must hit
     at one rate in every call: `homogeneity_pvalue` below CALLS_LEVEL/4 on either input is a
     ContractError. The event was fixed before these runs were drawn, so under the contract the
     test holds its level (CALLS_LEVEL/4 per input); a batch whose runs share a random choice

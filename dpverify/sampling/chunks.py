@@ -23,8 +23,8 @@ SAMPLE_SIZE = 4
 # certificate, then are discarded, under a purpose of their own so they never share a seed with a
 # certifying chunk.
 TIMING = 5
-# The illustrative sample of a witness's event (evidence.collect_examples): fresh runs drawn after
-# the audit to show which outputs the event holds; never counted in a certificate.
+# The illustrative sample of a witness's event (illustration.collect_examples): fresh runs
+# drawn after the stages to show which outputs the event holds; never counted in a certificate.
 ILLUSTRATE = 6
 # The spawn-key "side" of a coupled chunk, shared by both inputs (never 0 or 1, so a coupled
 # chunk never shares a seed with an uncoupled one).
