@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 
 from .errors import InvalidClaimError
+from .kinds import CURVE, EPSILON_DELTA, RDP, ZCDP
 from .mechanism import as_mechanism
+from .options import check_fits_claim, check_one_claim
 from .pipeline.request import build_request
 from .pipeline.run import AuditRun
 from .result import AuditResult
@@ -30,53 +32,47 @@ def is_curve_claim(mech, epsilon=None, zcdp=None, curve=None) -> bool:
                                  and as_mechanism(mech).curve is not None)
 
 
+def claim_kind(mech, epsilon=None, zcdp=None, curve=None) -> str:
+    """The kind of claim `audit` tests (`dpverify.kinds`): a given curve, ρ or ε first, then
+    what the mechanism declares (a curve, ρ-zCDP, RDP when it declares no ε), else (ε, δ)."""
+    mech = as_mechanism(mech)
+    if is_curve_claim(mech, epsilon, zcdp, curve):
+        return CURVE
+    if is_zcdp_claim(mech, epsilon, zcdp):
+        return ZCDP
+    if epsilon is None and mech.epsilon is None and mech.rdp is not None:
+        return RDP
+    return EPSILON_DELTA
+
+
 def is_ed_claim(mech, epsilon=None, zcdp=None, curve=None) -> bool:
-    """Whether `audit` audits an (ε, δ) claim, the one the report's curves, measurement runs,
-    time budgets and confirmation apply to."""
-    mech = as_mechanism(mech)
-    return not (is_zcdp_claim(mech, epsilon, zcdp) or is_curve_claim(mech, epsilon, zcdp, curve)
-                or (epsilon is None and mech.epsilon is None and mech.rdp is not None))
-
-
-def confirm_applies(mech, epsilon=None, zcdp=None, curve=None) -> bool:
-    """Whether `audit(confirm=True)` applies: the claim audited is (ε, δ), not ρ-zCDP, RDP or
-    a curve (the interfaces turn confirmation on for the audits it applies to)."""
-    mech = as_mechanism(mech)
-    if is_zcdp_claim(mech, epsilon, zcdp) or is_curve_claim(mech, epsilon, zcdp, curve):
-        return False
-    return not (epsilon is None and mech.epsilon is None and mech.rdp is not None)
+    """Whether `audit` tests an (ε, δ) claim, the one the report's curves, measurement runs,
+    time budgets and confirmation apply to (`options.check_fits_claim`)."""
+    return claim_kind(mech, epsilon, zcdp, curve) == EPSILON_DELTA
 
 
 def _other_claim(mech, options: dict):
     """The result of a zCDP, RDP or curve audit when that is the claim, else None."""
     curve = options["curve"]
-    if options["confirm"] and not confirm_applies(mech, options["epsilon"], options["zcdp"],
-                                                  curve):
-        raise InvalidClaimError("confirm= applies to (epsilon, delta) claims; "
-                                f"{mech.name!r} is audited for a zCDP, RDP or curve claim")
-    if curve is not None and (options["epsilon"] is not None or options["zcdp"] is not None):
-        raise InvalidClaimError("gdp=, tradeoff= and profile= are claims of their own: give "
-                                "one claim, not epsilon= or zcdp= beside them")
-    if is_curve_claim(mech, options["epsilon"], options["zcdp"], curve):
-        if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
-            raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
-                                    f"delta) claims; {mech.name!r} is audited for a curve")
+    check_one_claim(options, spell=_keyword)
+    kind = claim_kind(mech, options["epsilon"], options["zcdp"], curve)
+    check_fits_claim(kind, options, spell=_keyword, name=mech.name)
+    if kind == CURVE:
         from .fdp import REFERENCE_DELTA, audit_curve
         reference = REFERENCE_DELTA if options["delta"] is None else options["delta"]
         return audit_curve(mech, claim=curve, reference_delta=reference, **_shared(options))
-    if is_zcdp_claim(mech, options["epsilon"], options["zcdp"]):
-        if options["curves"] or not options["stop_early"] or options["seconds"] is not None:
-            raise InvalidClaimError("curves=, stop_early= and seconds= apply to (epsilon, "
-                                    f"delta) claims; {mech.name!r} is audited for zCDP")
+    if kind == ZCDP:
         from .zcdp import audit_zcdp
         return audit_zcdp(mech, rho=options["zcdp"], **_shared(options, "delta"))
-    if options["epsilon"] is None and mech.epsilon is None and mech.rdp is not None:
-        if options["curves"] or not options["stop_early"]:
-            raise InvalidClaimError("curves= and stop_early= apply to (epsilon, delta) claims; "
-                                    f"{mech.name!r} declares an RDP claim")
+    if kind == RDP:
         from .rdp import audit_rdp
         return audit_rdp(mech, **_shared(options))
     return None
+
+
+def _keyword(name: str) -> str:
+    """An option as `audit` spells it (a measurement run is stop_early=False)."""
+    return "stop_early=False" if name == "measure" else f"{name}="
 
 
 def _shared(options: dict, *more: str) -> dict:

@@ -162,27 +162,53 @@ def check_session_budget(value, name: str = "budget") -> float:
     return value
 
 
-def check_zcdp_combination(values: dict, spell: Callable[[str], str]) -> None:
-    """A ρ-zCDP or μ-GDP claim replaces ε, and measurement runs apply to (ε, δ) claims only;
-    with zCDP, δ is the implied (ε, δ) claim's (`mechanism.validate_zcdp_delta`); with a GDP
-    claim, the δ at which the certified ε is shown. `spell(name)` is the option as the user
-    wrote it."""
-    if values.get("gdp") is not None:
-        for other in ("epsilon", "zcdp"):
-            if values.get(other) is not None:
-                raise InvalidClaimError(f"{spell('gdp')} is a claim of its own (a whole curve): "
-                                        f"give it without {spell(other)}")
-        if values.get("measure") or values.get("seconds") is not None:
-            raise InvalidClaimError(f"{spell('measure')} and {spell('seconds')} apply to (ε, δ) "
-                                    f"claims, not to {spell('gdp')}")
-    if values.get("zcdp") is None:
-        return
-    if values.get("epsilon") is not None:
+CLAIM_NAMES = {"zcdp": "a ρ-zCDP claim", "rdp": "an RDP claim", "curve": "a curve claim"}
+
+
+def check_one_claim(values: dict, spell: Callable[[str], str]) -> None:
+    """At most one claim is given: a curve (gdp=, tradeoff=, profile=; `curve` once read), ρ
+    or ε. `spell(name)` is the option as the user wrote it."""
+    curve = next((name for name in ("gdp", "tradeoff", "profile", "curve")
+                  if values.get(name) is not None), None)
+    given = [name for name in ("epsilon", "zcdp") if values.get(name) is not None]
+    if curve is not None and given:
+        named = spell(curve) if curve != "curve" else "gdp=, tradeoff= or profile="
+        raise InvalidClaimError(f"{named} is a claim of its own (a whole curve): give one claim, "
+                                f"without {spell(given[0])}")
+    if len(given) == 2:
         raise InvalidClaimError(f"{spell('zcdp')} and {spell('epsilon')} are two different "
                                 "claims: give one")
-    if values.get("measure") or values.get("seconds") is not None:
-        raise InvalidClaimError(f"{spell('measure')} and {spell('seconds')} apply to (ε, δ) "
-                                f"claims, not to {spell('zcdp')}")
+
+
+def check_fits_claim(kind: str, values: dict, spell: Callable[[str], str],
+                     name: str | None = None) -> None:
+    """Report curves, a measurement run, a time budget and confirmation apply to (ε, δ) claims
+    only (`dpverify.kinds`): given beside another `kind` of claim (that mechanism `name`
+    declares, if given), they are refused, each spelled as the user wrote it (`values` holds
+    measure, or stop_early=False)."""
+    if kind == "epsilon_delta":
+        return
+    measure = values.get("measure") or values.get("stop_early") is False
+    given = [option for option, on in (("curves", values.get("curves")), ("measure", measure),
+                                       ("seconds", values.get("seconds") is not None),
+                                       ("confirm", values.get("confirm"))) if on]
+    if given:
+        claim, verb = CLAIM_NAMES[kind], "applies" if len(given) == 1 else "apply"
+        raise InvalidClaimError(f"{' and '.join(spell(g) for g in given)} {verb} to (ε, δ) "
+                                "claims, " + (f"and {name!r} is audited for {claim}" if name
+                                              else f"not to {claim}"))
+
+
+def check_claim_combination(values: dict, spell: Callable[[str], str]) -> None:
+    """One claim at most (`check_one_claim`), and the options of an (ε, δ) claim not beside a
+    ρ-zCDP or μ-GDP one (`check_fits_claim`); with zCDP, δ is the implied (ε, δ) claim's
+    (`mechanism.validate_zcdp_delta`). `spell(name)` is the option as the user wrote it."""
+    check_one_claim(values, spell)
+    for option, kind in (("gdp", "curve"), ("zcdp", "zcdp")):
+        if values.get(option) is not None:
+            check_fits_claim(kind, values, spell)
+    if values.get("zcdp") is None:
+        return
     validate_zcdp(values["zcdp"])
     validate_zcdp_delta(values.get("delta"))
 
@@ -388,7 +414,7 @@ def check_values(values: dict, names, interface: str) -> dict:
     """Check the given `values` ({option name: value}, None = not given) of the options `names`
     in the table's order, the zCDP combination first; raise InvalidClaimError naming the option
     as `interface` ("cli", "plugin" or "audit") spells it. Return the checked values."""
-    check_zcdp_combination(values, lambda name: OPTIONS[name].spelled(interface))
+    check_claim_combination(values, lambda name: OPTIONS[name].spelled(interface))
     checked = dict(values)
     for option in OPTIONS.values():
         value = values.get(option.name)
@@ -410,4 +436,4 @@ __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "C
            "check_delta", "check_zcdp", "check_gdp", "check_confidence", "check_samples", "check_seed",
            "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds",
            "check_tolerance", "check_session_budget",
-           "check_zcdp_combination"]
+           "check_claim_combination"]

@@ -13,6 +13,7 @@ import numpy as np
 
 # Witness.certificate is an id of certificate_ids (TWO_BOUNDS, RATIO_TEST, COUPLED, BETTING,
 # CONFIRMING); its plain words are written with the rest of a witness's text in evidence.py
+from . import kinds
 from .certificate_ids import (BETTING, BETTING_KINDS, CONFIRMING, COUPLED,  # noqa: F401
                               RATIO_TEST, TWO_BOUNDS)
 from .evidence import (CERTIFICATE_DOCS, CERTIFICATE_WORDS,  # noqa: F401
@@ -191,7 +192,7 @@ class HasOutcome:
     "curve", also the "kind" of its JSON entry, on which reports dispatch), and `outcome`,
     `passed` and the summary's word follow from its `verdict` and `conclusive`."""
 
-    kind: ClassVar[str] = ""
+    kind: ClassVar[str] = ""   # one of dpverify.kinds.KINDS
 
     @property
     def outcome(self) -> str:
@@ -317,7 +318,7 @@ class AuditResult(HasOutcome):
     an event from none.
     """
 
-    kind: ClassVar[str] = "epsilon_delta"
+    kind: ClassVar[str] = kinds.EPSILON_DELTA
 
     mechanism: str
     verdict: str

@@ -190,3 +190,20 @@ def test_the_audit_functions_defaults_are_the_tables():
         if option.keyword in ("confidence", "seed", "n_jobs", "samples", "time_limit",
                               "seconds", "epsilon", "delta"):
             assert audit_defaults[option.keyword] == option.default, option.name
+
+
+@pytest.mark.parametrize("claim, words", [(dict(zcdp=0.5), "ρ-zCDP"), (dict(rdp=(2.0, 1.0)), "RDP"),
+                                          (dict(gdp=1.0), "curve")])
+@pytest.mark.parametrize("option, spelled", [(dict(curves=True), "curves="),
+                                             (dict(stop_early=False), "stop_early=False"),
+                                             (dict(stop_early=False, seconds=1.0), "seconds="),
+                                             (dict(confirm=True), "confirm=")])
+def test_options_of_an_epsilon_delta_claim_are_refused_beside_any_other_claim(claim, words,
+                                                                              option, spelled):
+    """One rule for every kind of claim (options.check_fits_claim), before any run."""
+    @dpverify.mechanism(pairs=[(0.0, 1.0)], **claim)
+    def never(data, rng, size):
+        raise AssertionError("must not run")
+    with pytest.raises(InvalidClaimError) as caught:
+        dpverify.audit(never, **option)
+    assert spelled in str(caught.value) and words in str(caught.value)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..kinds import CURVE
 from ..result import (INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, HasOutcome, Witness,
                       divergence_measured, jsonable)
 from ..curve_claim import GDP, CurveClaim
@@ -28,7 +29,7 @@ class CurveAuditResult(HasOutcome):
     this budget, not a proof of privacy.
     """
 
-    kind: ClassVar[str] = "curve"
+    kind: ClassVar[str] = CURVE
 
     mechanism: str
     verdict: str

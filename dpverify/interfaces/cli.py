@@ -104,7 +104,7 @@ def _dask_client(address: str):
 
 def audit_options(args, mech) -> dict:
     """The keywords of `dpverify.audit` that `dpverify audit`'s arguments set for `mech`."""
-    from ..auditing import confirm_applies, is_ed_claim
+    from ..auditing import is_ed_claim
     claims = (args.epsilon, args.zcdp, args.gdp)
     return dict(epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
                 samples=args.samples, seed=args.seed, n_jobs=args.jobs,
@@ -114,7 +114,7 @@ def audit_options(args, mech) -> dict:
                 floating_point=True if args.floating_point else None,
                 seconds=args.seconds, zcdp=args.zcdp, gdp=args.gdp,
                 confirm=(confirm_requested(args.confirm)
-                         and confirm_applies(mech, *claims)))
+                         and is_ed_claim(mech, *claims)))
 
 
 @dataclass

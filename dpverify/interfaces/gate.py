@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import DpVerifyError, GateError, TargetError
 from ..options import GATE_FLAGS, check_parsed, confirm_requested, default_samples
-from ..auditing import confirm_applies
+from ..auditing import is_ed_claim
 from ..result import AuditResult
 from .exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_PASS
 from .drift import (baseline_entry, compare, estimate_of, load_baseline, number,
@@ -109,7 +109,7 @@ def audit_one(args, mech, baseline: dict) -> Outcome:
                                 confidence=args.confidence, samples=args.samples,
                                 seed=args.seed, n_jobs=args.jobs,
                                 confirm=(confirm_requested(args.confirm)
-                                         and confirm_applies(mech, args.epsilon)))
+                                         and is_ed_claim(mech, args.epsilon)))
     except DpVerifyError as exc:
         outcome = Outcome(mech.name, source, time.perf_counter() - started, error=str(exc))
         print(f"ERROR      {mech.name}: {exc}", file=sys.stderr, flush=True)

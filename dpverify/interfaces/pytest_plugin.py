@@ -202,8 +202,8 @@ class MechanismItem(pytest.Item):
             raise DpVerifyError(f"{mech.name} declares no claim; give "
                                 "@dpverify.mechanism(epsilon=..., pairs=...), zcdp=..., or a "
                                 "curve: gdp=..., tradeoff=... or profile=...")
-        from ..auditing import confirm_applies
-        confirm = self.config._dpverify.confirm and confirm_applies(self.mechanism)
+        from ..auditing import is_ed_claim
+        confirm = self.config._dpverify.confirm and is_ed_claim(self.mechanism)
         run_audit(self, self.mechanism, call_index=1,
                   reproduce=lambda seed, samples, confidence: _cli_line(
                       self.path, self.mechanism.name, seed, samples, confidence, confirm))
@@ -275,9 +275,9 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     samples = kwargs.pop("samples", settings.samples)
     confidence = kwargs.pop("confidence", settings.confidence_for(call_index))
     n_jobs = kwargs.pop("n_jobs", settings.jobs)
-    from ..auditing import confirm_applies
+    from ..auditing import is_ed_claim
     curve = next((kwargs[k] for k in CURVE_CLAIMS if kwargs.get(k) is not None), None)
-    if settings.confirm and "confirm" not in kwargs and confirm_applies(
+    if settings.confirm and "confirm" not in kwargs and is_ed_claim(
             mechanism, kwargs.get("epsilon"), kwargs.get("zcdp"), curve):
         kwargs["confirm"] = True
     result = dpverify.audit(mechanism, seed=seed, samples=samples, confidence=confidence,

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from ..evidence import lower_bound_text, short_number
+from ..kinds import CURVE, EPSILON_DELTA, RDP, ZCDP
 from . import fdp_report, rdp_report, zcdp_report
-
-EPSILON_DELTA, ZCDP, RDP, CURVE = "epsilon_delta", "zcdp", "rdp", "curve"
 
 
 class KindView(NamedTuple):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..kinds import RDP
 from ..result import INCONCLUSIVE_ADVICE, HasOutcome, Witness, divergence_measured, jsonable
 
 
@@ -27,7 +28,7 @@ class RenyiAuditResult(HasOutcome):
     # the witness's Clopper–Pearson box (p_low, p_high, q_low, q_high), each bound at
     # (1 − confidence)/4: `rho_lower_bound` is the least two-cell D_α over it
     box: tuple | None = None
-    kind: ClassVar[str] = "rdp"
+    kind: ClassVar[str] = RDP
 
     @property
     def conclusive(self) -> bool:

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..kinds import ZCDP
 from ..result import (INCONCLUSIVE_ADVICE, OWN_RANDOMNESS_NOTE, AuditResult, HasOutcome,
                       Witness, divergence_measured, jsonable)
 
@@ -22,7 +23,7 @@ class ZcdpAuditResult(HasOutcome):
     the witness's pair, all orders jointly; `alpha` the order where D_α^LB/α is largest.
     """
 
-    kind: ClassVar[str] = "zcdp"
+    kind: ClassVar[str] = ZCDP
 
     mechanism: str
     verdict: str
