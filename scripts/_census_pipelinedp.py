@@ -196,7 +196,7 @@ def check_variance_finding(runs: int = 20000, epsilon: float = 3.0) -> dict:
     Laplace scale is half its sensitivity; an (ε, 0)-DP release needs P[E|D2] ≤ e^ε P[E|D].
     """
     import numpy as np
-    from scipy.stats import beta
+    from dpverify.stats import cp_lower, cp_upper
 
     def noisy_quantities(rows):
         out = np.array([_variance_release(rows, epsilon) for _ in range(runs)])
@@ -210,8 +210,7 @@ def check_variance_finding(runs: int = 20000, epsilon: float = 3.0) -> dict:
     in_event = [(c >= 2) & (s >= 1) & (q >= 1) for c, s, q in (on_d, on_d2)]
     k_d, k_d2 = int(in_event[0].sum()), int(in_event[1].sum())
     level = 0.0005  # each one-sided Clopper-Pearson bound at 99.95%
-    p_low = beta.ppf(level, k_d2, runs - k_d2 + 1)
-    q_high = beta.ppf(1 - level, k_d + 1, runs - k_d)
+    p_low, q_high = float(cp_lower(k_d2, runs, level)), float(cp_upper(k_d, runs, level))
     return {"runs_each": runs, "count_D2": k_d2, "count_D": k_d,
             "epsilon_lower_bound": float(np.log(p_low / q_high)),
             "claimed_epsilon": epsilon,

@@ -11,7 +11,7 @@ What is measured
       time budget  `stop_early=False, seconds=T, samples=16·S`: a pilot of the mechanism's
                    cost, timed before the run, sizes it (docs/method.md, "Time budgets").
     Per row: false alarms, their rate and a two-sided 95 % Clopper–Pearson interval
-    (statsmodels `proportion_confint(method="beta")`), where the interval lies against the
+    (`dpverify.stats`, through scripts/_common.py), where the interval lies against the
     promise 1 − confidence, how many audits were inconclusive (docs/theory.md §2.11), how many
     witnesses used the coupled certificate, the largest certified bound and the seconds.
     A row whose interval lies wholly above the promise is measured again on FOLLOW_UP times as
@@ -63,14 +63,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root: the zoo is not installed
+
+from _common import clopper_pearson, write_json  # noqa: E402  (puts the repository on the path)
 
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
-from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
 import dpverify  # noqa: E402
-from dpverify.result import COUPLED, jsonable  # noqa: E402
+from dpverify.result import COUPLED  # noqa: E402
 from _machine import load_average, machine_meta, package_version  # noqa: E402
 from mechanisms_under_test import adversarial  # noqa: E402
 from mechanisms_under_test.basic import make_randomized_response  # noqa: E402
@@ -169,17 +169,9 @@ def one_audit(case: Case, options: dict, seed: int) -> dict:
             "seconds": time.perf_counter() - started}
 
 
-def clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    """Two-sided Clopper–Pearson interval at CI_LEVEL for k successes in n trials."""
-    lo, hi = proportion_confint(k, n, alpha=1.0 - CI_LEVEL, method="beta")
-    lo = 0.0 if k == 0 or np.isnan(lo) else float(lo)
-    hi = 1.0 if k == n or np.isnan(hi) else float(hi)
-    return lo, hi
-
-
 def summarise(case: Case, mode: str, audits: list[dict], promise: float) -> dict:
     k, n = sum(a["violation"] for a in audits), len(audits)
-    lo, hi = clopper_pearson(k, n)
+    lo, hi = clopper_pearson(k, n, CI_LEVEL)
     return {"case": case.name, "what": case.what, "mode": mode, "seeds": n, "false_alarms": k,
             "rate": k / n, "ci_low": lo, "ci_high": hi,
             "against_promise": "**above**" if lo > promise else
@@ -253,7 +245,7 @@ def leak_row(rate, seeds: range, jobs: int) -> dict:
         rate, origin = leak_audit(0.0, 0)["reach"], "stated by a leak-free audit (seed 0)"
     audits = Parallel(n_jobs=jobs)(delayed(leak_audit)(rate, seed) for seed in seeds)
     k, n = sum(a["caught"] for a in audits), len(audits)
-    lo, hi = clopper_pearson(k, n)
+    lo, hi = clopper_pearson(k, n, CI_LEVEL)
     passes = [a for a in audits if not a["caught"]]
     false = [a["seed"] for a in passes if a["reach"] is not None and a["reach"] <= rate]
     row = {"rate": rate, "origin": origin, "seeds": n, "seed_range": [seeds.start, seeds.stop - 1],
@@ -314,7 +306,7 @@ def markdown(rows: list[dict], follow_ups: list[dict], meta: dict,
                   *(table_row(r) for r in follow_ups)]
     k = sum(r["false_alarms"] for r in rows)
     n = sum(r["seeds"] for r in rows)
-    lo, hi = clopper_pearson(k, n)
+    lo, hi = clopper_pearson(k, n, CI_LEVEL)
     lines += ["", f"Pooled: {k} false alarms in {n} audits, {k / n:.4f} "
               f"(95% CI [{lo:.4f}, {hi:.4f}]) against the promised {promise:g}."]
     dependent = [r for r in rows if r["case"] in DEPENDENT]
@@ -414,10 +406,8 @@ def main(argv=None) -> int:
     if args.keep:
         meta["kept"] = kept_rows_in_words(kept)
         meta["kept_date"] = read_document(args.keep)["meta"]["date"]
-    (args.out / "adversarial.json").write_text(
-        json.dumps(jsonable({"rows": rows, "follow_ups": follow_ups, "leaks": leaks,
-                             "meta": meta}), indent=2, ensure_ascii=False) + "\n",
-        encoding="utf-8")
+    write_json(args.out / "adversarial.json",
+               {"rows": rows, "follow_ups": follow_ups, "leaks": leaks, "meta": meta})
     (args.out / "adversarial.md").write_text(markdown(rows, follow_ups, meta, leaks),
                                              encoding="utf-8")
     broken = [r for r in follow_ups if r["ci_low"] > promise]

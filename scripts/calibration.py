@@ -14,7 +14,7 @@ What is measured
         run count (reproducible) or a random time, as a run cap, a time budget or Ctrl-C would
         stop them: the betting test's promise must hold whenever it stops. The script reports, per mechanism and mode and pooled over all rows,
         the count, the rate and a two-sided 95 % Clopper–Pearson interval on the rate
-        (``statsmodels.stats.proportion.proportion_confint(method="beta")``), and where the
+        (``dpverify.stats``, through scripts/_common.py), and where the
         interval lies against 1 − confidence, the rate the engine promises not to exceed:
         below it, containing it, or above it (a broken promise: exit code 1).
     (b) Detection power vs samples. ``make_laplace(1.0)`` (true ε = 1) is audited at claimed
@@ -72,18 +72,18 @@ import random
 import sys
 import time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root: mechanisms_under_test is not installed
+
+from _common import clopper_pearson, write_json  # noqa: E402  (puts the repository on the path)
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
 import dpverify  # noqa: E402
 from dpverify.region import laplace_tradeoff, randomized_response_tradeoff  # noqa: E402
-from dpverify.result import COUPLED, jsonable  # noqa: E402
+from dpverify.result import COUPLED  # noqa: E402
 from _machine import load_average, machine_meta, package_version  # noqa: E402
 from mechanisms_under_test.basic import (make_geometric, make_laplace,  # noqa: E402
                                          make_randomized_response)
@@ -159,15 +159,6 @@ CURVE_TIGHT = (
      "tradeoff=randomized_response_tradeoff(1.0) (exact)", _rr_curve),
     ("laplace_curve", "x + Lap(1) at tradeoff=laplace_tradeoff(1.0) (exact)", _laplace_curve),
 )
-
-
-def clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    """Two-sided Clopper–Pearson interval at CI_LEVEL for k successes in n trials."""
-    lo, hi = proportion_confint(k, n, alpha=1.0 - CI_LEVEL, method="beta")
-    # statsmodels returns NaN at the edges (k = 0 or k = n) on some versions: the limits are 0, 1
-    lo = 0.0 if k == 0 or np.isnan(lo) else float(lo)
-    hi = 1.0 if k == n or np.isnan(hi) else float(hi)
-    return lo, hi
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,7 +256,7 @@ def curve_power(runs: int, confidence: float) -> dict:
                for s in range(runs)]
     caught = sum(r.verdict == "violation" for r in results)
     mus = [r.mu_lower_bound for r in results]
-    low, high = clopper_pearson(caught, runs)
+    low, high = clopper_pearson(caught, runs, CI_LEVEL)
     return {"mechanism": "x + N(0, 0.85²) at gdp=1", "true_mu": 1 / 0.85, "runs": runs,
             "caught": caught, "power": caught / runs, "ci_low": low, "ci_high": high,
             "mu_min": min(mus), "mu_median": float(np.median(mus)), "mu_max": max(mus)}
@@ -308,7 +299,7 @@ def curve_lines(rows: list[dict], power: dict | None = None) -> list[str]:
 def rate_against_promise(alarms: int, runs: int, confidence: float) -> dict:
     """A false-alarm count as a rate with its interval (`clopper_pearson`) and where the
     interval lies against the promised 1 − confidence."""
-    lo, hi = clopper_pearson(alarms, runs)
+    lo, hi = clopper_pearson(alarms, runs, CI_LEVEL)
     promise = 1.0 - confidence
     return {"false_alarms": alarms, "rate": alarms / runs, "ci_low": lo, "ci_high": hi,
             "nominal_max_rate": promise, "ci_high_within_nominal": hi <= promise,
@@ -400,7 +391,7 @@ def power_cell(ratio: float, exponent: int, seeds: int, confidence: float) -> di
         confirm_runs.append(int(c.runs) if c is not None else 0)
         over_truth += first > TRUE_EPS
     seconds = time.perf_counter() - started
-    lo, hi = clopper_pearson(caught, seeds)
+    lo, hi = clopper_pearson(caught, seeds, CI_LEVEL)
     finite = [b for b in bounds if np.isfinite(b)]
     return {
         "ratio": ratio,
@@ -625,7 +616,7 @@ def write_markdown(path: Path, fa_rows: list[dict], pool: dict, cells: list[dict
             f"{row[e]['runs_per_audit_median']:,}" for e in SAMPLE_EXPONENTS) + " |")
     lines += power_confirmation_lines(cells, meta)
     audits = sum(c["seeds"] for c in cells)
-    low, high = proportion_confint(over, audits, alpha=1 - CI_LEVEL, method="beta")
+    low, high = clopper_pearson(over, audits, CI_LEVEL)
     lines += [
         "",
         f"Certified bounds above the true ε = 1 in the power grid: {over} of {audits} audits "
@@ -649,7 +640,7 @@ def confirmation_lines(fa_rows: list[dict], confidence: float) -> list[str]:
     alarms = sum(r["false_alarms"] for r in rows)
     marginal = sum(r["marginal_false_alarms"] for r in rows)
     confirmed = sum(r["confirmed_false_alarms"] for r in rows)
-    lo, hi = clopper_pearson(confirmed, audits)
+    lo, hi = clopper_pearson(confirmed, audits, CI_LEVEL)
     promise = (1 - confidence) ** 2
     return [
         "",
@@ -795,9 +786,7 @@ def main(argv=None) -> int:
         doc = json.loads((args.out / "calibration.json").read_text(encoding="utf-8"))
         doc["curve_false_alarms"] = rows = curve_rows()
         doc["meta"]["curve_power"] = curve_power(args.curve_power_runs, args.confidence)
-        (args.out / "calibration.json").write_text(
-            json.dumps(jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-            encoding="utf-8")
+        write_json(args.out / "calibration.json", doc)
         render(args.out)
         return 1 if any(r["ci_low_above_nominal"] for r in rows) else 0
 
@@ -815,7 +804,7 @@ def main(argv=None) -> int:
         "power_ratios": list(RATIOS),
         "power_samples": [1 << e for e in SAMPLE_EXPONENTS],
         "ci_level": CI_LEVEL,
-        "ci_method": "Clopper-Pearson, statsmodels proportion_confint(method='beta'), two-sided",
+        "ci_method": "Clopper-Pearson, dpverify.stats cp_lower and cp_upper, two-sided",
         "n_jobs": 1,
         "load_average_at_start": load_average(),
     }
@@ -893,11 +882,8 @@ def main(argv=None) -> int:
 
     json_path, md_path = args.out / "calibration.json", args.out / "calibration.md"
     fa_png, power_png = args.out / "calibration_false_alarms.png", args.out / "calibration_power.png"
-    json_path.write_text(json.dumps(jsonable({"false_alarms": fa_rows, "false_alarms_pooled": pool,
-                                              "power": cells, "meta": meta,
-                                              "curve_false_alarms": curves}),
-                                    indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                         encoding="utf-8")
+    write_json(json_path, {"false_alarms": fa_rows, "false_alarms_pooled": pool, "power": cells,
+                           "meta": meta, "curve_false_alarms": curves})
     write_markdown(md_path, fa_rows, pool, cells, meta, curves)
     plot_false_alarms(fa_png, fa_rows, meta)
     plot_power(power_png, cells, meta)

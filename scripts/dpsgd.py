@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # mechanisms_under_test
+import _common  # noqa: E402,F401  (puts the repository on the path)
 
 import numpy as np  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402

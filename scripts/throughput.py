@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # repo root: mechanisms_under_test is not installed
+import _common  # noqa: E402,F401  (puts the repository on the path)
 
 import numpy as np
 
