@@ -1,5 +1,5 @@
-"""Example audit reports: four broken and two correct mechanisms, one violation for each way a
-violation is certified, rendered and screenshotted.
+"""Example audit reports: five broken and two correct mechanisms, one violation for each way a
+violation is certified and one of a Rényi claim, rendered and screenshotted.
 
 Writes DIR/<name>/ exactly as `dpverify audit --report` does for
 - rnm3: Report Noisy Max releasing the max value (claim 0.1, true 0.25), an ordinary audit:
@@ -14,6 +14,8 @@ Writes DIR/<name>/ exactly as `dpverify audit --report` does for
   measurement run: violated, certified by the conditional ratio test;
 - laplace_eps1: Laplace with ε = 1, correct;
 - randomized_response: binary randomized response with ε = 1, correct;
+- gaussian_rdp_half_sigma: a Gaussian claiming (α = 2, ρ = 1)-RDP with σ = 1/2 (true D_2 = 4):
+  violated, its witness's box outside the band of partitions the claim allows;
 then renders each index.html in headless Chromium (Debian's chromium package) to
 DIR/<name>/screenshot.png so a person can check what a reader sees. Without Chromium the
 reports are still written and the screenshot is skipped.
@@ -30,9 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
+import _common  # noqa: E402,F401  (puts the repository on the path)
 import dpverify  # noqa: E402
 from mechanisms_under_test import ZOO  # noqa: E402
 from mechanisms_under_test.basic import make_laplace, make_randomized_response  # noqa: E402
@@ -48,16 +48,23 @@ def gaussian_half_sigma(data, rng, size):
     return data + rng.normal(0.0, CLASSIC_SIGMA / 2, size)
 
 
+@dpverify.mechanism(rdp=(2.0, 1.0), pairs=[(0.0, 1.0)], name="gaussian_rdp_half_sigma")
+def gaussian_rdp_half_sigma(data, rng, size):
+    """A Gaussian claiming D_2 ≤ 1 (σ = 1 at sensitivity 1) with σ = 1/2: D_2 = 4."""
+    return data + rng.normal(0.0, 0.5, size)
+
+
 def examples() -> dict:
-    """name → (mechanism, audit options)."""
-    measure = {"stop_early": False}
-    return {"rnm3": (make_rnm3(), {}),
+    """name → (mechanism, audit options): (ε, δ) claims with the report's curves."""
+    curves, measure = {"curves": True}, {"curves": True, "stop_early": False}
+    return {"rnm3": (make_rnm3(), curves),
             "svt4_eps1": (make_svt4(epsilon=1.0, name="svt4_eps1"), measure),
             "gaussian_half_sigma": (gaussian_half_sigma, measure),
             "noisy_hist2": (ZOO["noisy_hist2"], measure),
-            "laplace_eps1": (make_laplace(1.0, name="laplace_eps1"), {}),
+            "laplace_eps1": (make_laplace(1.0, name="laplace_eps1"), curves),
             "randomized_response": (make_randomized_response(1.0, name="randomized_response"),
-                                    {})}
+                                    curves),
+            "gaussian_rdp_half_sigma": (gaussian_rdp_half_sigma, {})}
 
 
 def screenshot(html: Path, png: Path) -> bool:
@@ -83,7 +90,7 @@ def main(argv=None) -> int:
 
     for name, (mech, options) in examples().items():
         folder = (args.out / name).resolve()
-        result = dpverify.audit(mech, curves=True, **options)
+        result = dpverify.audit(mech, **options)
         document = {"results": [result.as_dict()], "meta": {"dpverify": dpverify.__version__,
                                                               "seed": 0}}
         write_report(folder, document, [result], [mech])

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..zcdp import ZcdpAuditResult
+if TYPE_CHECKING:  # the results import the report views (notebook), not the other way round
+    from ..zcdp import ZcdpAuditResult
 
 
 def renyi_plot(result: ZcdpAuditResult, path: Path) -> None:
