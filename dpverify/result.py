@@ -358,6 +358,10 @@ class AuditResult(HasOutcome):
     # audit(confirm=True) on a violation: the witness's event counted again on fresh runs; the
     # verdict is "violation" only if they confirm it, and the bound is the smaller of the two
     confirmation: Confirmation | None = None
+    # the best witness's event as the engine scores it (attacks.Candidate: `hits(encoded)`,
+    # `signed_scores`, its `pair` index and `direction`), for scripts that count it on runs of
+    # their own; not in the JSON
+    event: Any = field(default=None, repr=False, compare=False)
 
     @property
     def gross_epsilon(self) -> float:

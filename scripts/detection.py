@@ -14,8 +14,8 @@ What is measured
     found one.
 
     The oracle is what an auditor that knew the best pair, direction and event family in
-    advance would need. (1) A measurement run of the engine itself (`AuditRun`,
-    stop_early=False, 2^20 runs per input, seed 1000) names its best event (`run.best_event`):
+    advance would need. (1) A measurement run of the engine itself (`dpverify.audit`,
+    stop_early=False, 2^20 runs per input, seed 1000) names its best event (`result.event`):
     a pair, a direction and a score model with a sign. (2) ORACLE_RUNS fresh runs of each input
     of that pair (from a seed stream of this script's own) give the event's signed scores;
     for about 2000 thresholds t (quantiles of both inputs' scores, dense in the high tail,
@@ -188,18 +188,12 @@ def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
 
 def measured_best_event(mech):
     """The engine's best event on `mech`: a measurement run (stop_early=False,
-    MEASURE_SAMPLES per input, MEASURE_SEED); returns (candidate, its pair, result)."""
-    from dpverify.mechanism import as_mechanism
-    from dpverify.pipeline.request import build_request
-    from dpverify.pipeline.run import AuditRun
-
-    m = as_mechanism(mech)
-    run = AuditRun(m, build_request(m, samples=MEASURE_SAMPLES, seed=MEASURE_SEED,
-                                    stop_early=False, progress=False))
-    result = run.run()
-    if run.best_event is None:
-        raise RuntimeError(f"the measurement run of {m.name!r} certified no event")
-    return run.best_event, run.pair_list[run.best_event.pair], result
+    MEASURE_SAMPLES per input, MEASURE_SEED); returns (candidate, its pair as (P, Q), result)."""
+    result = dpverify.audit(mech, samples=MEASURE_SAMPLES, seed=MEASURE_SEED, stop_early=False,
+                            progress=False)
+    if result.event is None:
+        raise RuntimeError(f"{result.mechanism}: the measurement run found no event")
+    return result.event, (result.witness.D, result.witness.D_prime), result
 
 
 def signed_scores(mech, data, cand, runs: int, stream: int) -> np.ndarray:
@@ -287,8 +281,7 @@ def oracle(mech, runs: int, log) -> dict:
     its rates on `runs` fresh runs per input over a sweep of thresholds, and the fewest runs
     that certify it above the claim at expected counts."""
     started = time.perf_counter()
-    cand, pair, measured = measured_best_event(mech)
-    first, second = (pair[0], pair[1]) if cand.direction == 0 else (pair[1], pair[0])
+    cand, (first, second), measured = measured_best_event(mech)
     sp = signed_scores(mech, first, cand, runs, 2 * cand.pair + cand.direction)
     sq = signed_scores(mech, second, cand, runs, 2 * cand.pair + 1 - cand.direction)
     ts = thresholds(sp, sq)

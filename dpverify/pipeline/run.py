@@ -470,7 +470,7 @@ class AuditRun:
             marginal=(confirmation is None
                       and is_marginal(best, r.epsilon, r.delta, 1.0 - r.confidence)),
             evidence_level=self._evidence_level(),
-            confirmation=confirmation)
+            confirmation=confirmation, event=self.best_event)
 
     @staticmethod
     def _with_confirmation(confirmation, lower: float, best: Witness):
