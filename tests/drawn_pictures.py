@@ -1,6 +1,6 @@
 """Checks that a report's pictures agree with its verdict, read from what each axes drew
 (figures.json, `dpverify.interfaces.drawing`) with the claim's regions written out here
-independently of the package (docs/theory.md §1.2–§1.3).
+independently of the package (docs/theory.md §1.2–§1.3; §8 for an RDP claim's two cells).
 
 - Every element drawn red lies wholly outside the claimed region.
 - A violation: every picture but the plug-in estimate's draws the witness, in red, and in at
@@ -39,10 +39,19 @@ def _largest_delta(x, eps, delta):
     return max(max(p - math.exp(x) * q for q, p in corners), delta if x >= eps else 0.0)
 
 
+def _two_cell_renyi(p: float, q: float, alpha: float) -> float:
+    """D_α(Bern(p) ‖ Bern(q)) (Mironov 2017), +inf where q = 0 < p or q = 1 > p."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        total = sum(a ** alpha * b ** (1 - alpha) for a, b in ((p, q), (1 - p, 1 - q)) if a > 0)
+    return math.log(total) / (alpha - 1) if np.isfinite(total) else math.inf
+
+
 def allowed(record: dict, claim: dict, x: float, y: float) -> bool:
     """Whether the point (x, y) of an axes with this record's coordinates is allowed."""
-    eps, delta = claim["epsilon"], claim["delta"]
     coords = record["coords"]
+    if coords == "qp_renyi":   # (q, p) of a two-cell partition under an (α, ρ)-RDP claim
+        return _two_cell_renyi(y, x, record["alpha"]) <= record["rho"] * (1 + 1e-9) + TOL
+    eps, delta = claim["epsilon"], claim["delta"]
     if coords == "qp":
         return _allowed_qp(x, y, eps, delta)
     if coords == "ab":
@@ -113,7 +122,8 @@ def check_pictures(data: dict, written: list[str]) -> None:
                 if element["role"] == "witness":
                     witnesses.append((record, element))
                 if verdict == "pass" and element["role"] != "estimate":
-                    polygon = record["coords"] in ("qp", "ab") and len(element["points"]) > 1
+                    polygon = (record["coords"] in ("qp", "ab", "qp_renyi")
+                               and len(element["points"]) > 1)
                     assert (any(inside) if polygon else all(inside)), \
                         f"{where}: a pass draws a bound outside the claim"
                 if element["role"] == "estimate":

@@ -96,7 +96,8 @@ def write_rdp_plots(result, directory: Path) -> tuple[list[str], dict | None]:
     records = region_plot(result, Path(directory) / "renyi_box.png")
     return ["renyi_box.png"], {"claim": {"rdp_alpha": result.alpha,
                                          "rdp_rho": result.claimed_rho},
-                               "verdict": result.verdict, "pictures": {"renyi_box.png": records}}
+                               "verdict": result.verdict, "witness": result.witness.as_dict(),
+                               "pictures": {"renyi_box.png": records}}
 
 
 def _f(value) -> str:
