@@ -21,6 +21,7 @@ from scipy.special import logsumexp
 from ..attacks.bets import BET_SHRINK_Z, Offer
 from ..certify.betting import (claim_grid, joint_counts, log_wealth_factor, planned_bets,
                                step_down_bound)
+from .search import round_key, round_sizes, round_steps
 
 # None of these touches soundness: any choice made before the rows it is settled on keeps the
 # test valid. The figures behind them are in reports/detection.md (docs/method.md).
@@ -170,3 +171,23 @@ class BettingTest:
             return None
         key = max(self.streams, key=lambda k: self.streams[k].log_gain)
         return key, self.streams[key]
+
+
+def bet_and_draw(test: BettingTest, search, sampler, j: int, n_j: int, cap: int) -> bool:
+    """The betting step of stage j: its search runs drawn in rounds (`search.round_sizes`),
+    each under seed keys of its own (`search.round_key`). A round's rows per pair follow the
+    bets (`BettingTest.rows_for`), settle the bets placed before they were drawn, step by
+    step, and join the search sample; then the models learned on the sample so far place the
+    next round's bets (`Search.offers`). True once the test has proved a violation (the draw
+    stops there)."""
+    for r, size in enumerate(round_sizes(n_j)):
+        rows = search.round_rows(test.rows_for(search.active, size), cap)
+        if not rows:
+            return False
+        for step, step_rows in enumerate(round_steps(rows)):
+            drawn = search.draw_rows(sampler, step_rows, round_key(j, r, step))
+            test.settle({p: (drawn[p, 0], drawn[p, 1]) for p in step_rows})
+            if test.violation:
+                return True
+        test.place(search.offers(sampler, test))
+    return False

@@ -1,9 +1,10 @@
 """One (ε, δ) audit as a pipeline of named stages (docs/method.md, "The audit, stage by stage").
 
-    for each stage j:  choose events (search, in rounds that settle the betting test's bets
-                       first) → stop at a violation the bets proved (ordinary audits) →
-                       prepare (pilot, certificates) → count on a fresh sample → record
-                       (witness, tracked grids)
+    for each stage j:  its kind (search, tune, last) → draw search rows (ordinary audits: in
+                       betting rounds, `betting.bet_and_draw`; stop at a proved violation) →
+                       choose events → prepare (pilot, certificates) → count on fresh runs →
+                       record (witness, tracked grids)
+    then:              confirm (confirm=True) → illustrate the witness → the result
 
 `AuditRun` owns the run's state; `dpverify.audit` builds one from validated options
 (`pipeline.request.AuditRequest`) and calls `run()`. The statistical argument, stated once: an
@@ -37,7 +38,7 @@ from ..result import AuditResult, StageSummary, Witness
 from ..sampling import Sampler, TimeBudgetSpent, check_uses_rng
 from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
-from .betting import BETTING_SHARE, BettingTest
+from .betting import BETTING_SHARE, BettingTest, bet_and_draw
 from .confirm import Confirming
 from .request import AuditRequest, build_request
 from .schedule import (Schedule, StageKind, StagePlan, samples_for_seconds, stage_key,
@@ -51,8 +52,8 @@ from .settings import DEFAULT_SETTINGS, Settings
 
 class StageEvents(NamedTuple):
     """What a stage counts: `events` to certify at `level` per bound, `probes` whose grids are
-    counted for the next stage, the pairs drawn on shared seeds (`coupled`) in blocks of
-    `block` runs."""
+    counted for the next stage, and the pairs drawn on shared seeds (`coupled`, blocks of
+    `block` runs)."""
 
     events: list
     probes: list
@@ -128,8 +129,7 @@ class AuditRun:
         # its test by betting has proven
         stop_after = (r.seconds - (time.perf_counter() - self.started)
                       if r.seconds is not None and r.stop_early else None)
-        self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings,
-                             betting=self.betting)
+        self.search = Search(len(self.pair_list), r.floating_point, self.paired, self.settings)
         with Sampler(self.mech, self.pair_list, r.seed, n_jobs=r.n_jobs, backend=r.backend,
                      deadline=deadline, progress=self.bar, stop_after=stop_after) as sampler:
             self.sampler = sampler
@@ -191,11 +191,9 @@ class AuditRun:
         return pairs_module.normalize(found), found.runs
 
     def _size_to_budget(self) -> None:
-        """`--measure --seconds S`: the schedule of the size the time left buys, chosen once
-        before any stage from a pilot of the mechanism's cost (`seconds_per_run`,
-        `schedule.samples_for_seconds`); at most the request's `samples`. The size depends on
-        the clock only, never on an output, so the bound keeps its confidence (docs/method.md,
-        "Time budgets")."""
+        """`--measure --seconds S`: the size the time left buys, from a pilot of the mechanism's
+        cost (`schedule.samples_for_seconds`); the clock's, never an output's (docs/method.md,
+        "Time budgets"), so the bound keeps its confidence."""
         r = self.request
         per_run = seconds_per_run(self.sampler)
         left = r.seconds - (time.perf_counter() - self.started)
@@ -224,18 +222,23 @@ class AuditRun:
         if self.search.frozen:
             return []  # the events stay those of the stage before
         self._search(stage)
-        return [] if stage.last else self._probes()
+        proved = self.betting is not None and self.betting.violation
+        return [] if stage.last or proved else self._probes()
 
     def _search(self, stage: StagePlan) -> None:
-        """Stage j's search: the events for its size (a stage that certifies nothing chooses
-        for the next stage's size, the least its events can be certified on), among the
-        tracked candidates re-tuned and the freshly searched ones."""
+        """Stage j's search: the events for its size (for the next stage's, if it certifies
+        nothing), among the tracked candidates re-tuned and the freshly searched ones."""
         j, sizes, search = stage.index, self.schedule.sizes, self.search
         planned = stage.size if stage.certifies else sizes[min(j, len(sizes) - 1)]
         carried = carry_over(self.tracked, planned, self.request.delta, stage.level,
                              self.sampler.chunk_size)
-        chosen = search.stage(self.sampler, j, stage.size, sizes[-1], self.request.delta,
-                              stage.level, self.K, planned)
+        cap = search.begin_stage()
+        if self.betting is None:
+            search.draw(self.sampler, j, stage.size, cap)
+        elif bet_and_draw(self.betting, search, self.sampler, j, stage.size, cap):
+            return  # a violation is proved: nothing left to choose
+        chosen = search.choose(self.sampler, stage.size, sizes[-1], self.request.delta,
+                               stage.level, self.K, planned, cap)
         pool = carried + chosen.candidates
         search.conclude(j, pool, chosen.events[0] if chosen.events else None)
         self.pool = distinct(by_promise(pool))
@@ -407,9 +410,9 @@ class AuditRun:
 
     def _stream_counts(self):
         """The betting test's joint counts of the witness's pair and order, if it has them."""
-        if self.betting is None or self.best_event is None:
-            return None
-        stream = self.betting.streams.get((self.best_event.pair, self.best_event.direction))
+        event = self.best_event
+        stream = (self.betting.streams.get((event.pair, event.direction))
+                  if self.betting is not None and event is not None else None)
         return stream.counts if stream is not None else None
 
     def _violation_found(self) -> bool:
@@ -420,15 +423,13 @@ class AuditRun:
     # ---- result ---------------------------------------------------------------------------
 
     def _take_betting_evidence(self) -> None:
-        """An ordinary audit stopped before its last stage stands on the betting test's
-        evidence so far (a bound only if the test has rejected)."""
+        """Stopped before its last stage, an ordinary audit stands on the bets' evidence."""
         if self.best is None and self.betting is not None and self.betting.streams:
             self.best, self.best_event = betting_witness(self.pair_list, self.betting,
                                                          len(self.stages))
 
     def _standing_witness(self) -> tuple[float, Witness | None]:
-        """(bound, witness) the verdict stands on: the best witness's, or, once a confirmation
-        ran, the smaller of the two tests' (`_with_confirmation`)."""
+        """(bound, witness) the verdict stands on, confirmed if asked (`_with_confirmation`)."""
         best = self.best
         lower = best.epsilon_lower_bound if best is not None else -math.inf
         if self.confirming is not None:

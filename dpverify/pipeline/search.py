@@ -97,7 +97,7 @@ class Search:
     search outputs, pair → (D, D'). Only its own methods change them."""
 
     def __init__(self, n_pairs: int, floating_point: bool, paired: bool,
-                 settings: Settings = DEFAULT_SETTINGS, betting=None):
+                 settings: Settings = DEFAULT_SETTINGS):
         self.samples: dict = {(p, s): [] for p in range(n_pairs) for s in (0, 1)}
         self.kept = np.zeros(n_pairs, dtype=np.int64)
         self.active = list(range(n_pairs))
@@ -107,9 +107,6 @@ class Search:
         self.floating_point = floating_point
         self.paired = paired
         self.settings = settings
-        # the anytime-valid test (pipeline.betting.BettingTest) of an ordinary audit: search rows
-        # are then drawn in rounds, each settling the bets placed on it before joining the sample
-        self.betting = betting
         # pair → (sample sizes, models or None, offers) when the betting rounds last learned it
         self.round_models: dict = {}
 
@@ -121,16 +118,24 @@ class Search:
         return min(self.settings.search_cap,
                    self.settings.search_memory_bytes // (row_bytes * 2 * len(self.active)))
 
-    def _draw(self, sampler, j: int, n_j: int) -> int:
-        """More search runs for every active pair, up to the cap (returned, as it was before
-        drawing); each side's chunks joined. With a betting test, in rounds (`_draw_rounds`)."""
-        cap = self.cap()
-        if self.betting is not None:
-            self._draw_rounds(sampler, j, n_j, cap)
-            return cap
+    def draw(self, sampler, j: int, n_j: int, cap: int) -> None:
+        """Stage j's search runs at once (an audit without a betting test): n_j more runs of
+        every active pair, up to `cap`."""
         self._append(self._drawn(sampler, {p: min(n_j, max(cap - self.kept[p], 0))
                                            for p in self.active}, j))
-        return cap
+
+    def round_rows(self, wanted: dict, cap: int) -> dict:
+        """The rows a betting round draws per pair: what the bets ask for (`wanted`), up to
+        `cap` runs per input in all; pairs with none left out."""
+        rows = {p: min(n, max(cap - self.kept[p], 0)) for p, n in wanted.items()}
+        return {p: n for p, n in rows.items() if n > 0}
+
+    def draw_rows(self, sampler, rows: dict, stage_key: int) -> dict:
+        """`rows[p]` new runs of each input of pair p under `stage_key`, added to the samples;
+        returns them, (p, side) → encoded outputs, for the bets they settle."""
+        drawn = self._drawn(sampler, rows, stage_key)
+        self._append(drawn)
+        return drawn
 
     def _drawn(self, sampler, rows: dict, stage_key: int) -> dict:
         """`rows[p]` new search runs of each input of pair p: (p, side) → encoded outputs."""
@@ -159,28 +164,7 @@ class Search:
                 self.samples[p, s] = [Encoded.concat(self.samples[p, s])]
         return self.samples[p, 0][0], self.samples[p, 1][0]
 
-    def _draw_rounds(self, sampler, j: int, n_j: int, cap: int) -> None:
-        """Stage j's search runs in rounds (`round_sizes`), under seed keys of their own
-        (`round_key`). Each round's rows per pair follow the bets (`BettingTest.rows_for`);
-        they settle the bets placed before they were drawn, join the sample, and the models
-        learned on the sample so far place the bets on the next round. Stops drawing once the
-        test has found a violation."""
-        test = self.betting
-        for r, size in enumerate(round_sizes(n_j)):
-            rows = {p: min(n, max(cap - self.kept[p], 0))
-                    for p, n in test.rows_for(self.active, size).items()}
-            rows = {p: n for p, n in rows.items() if n > 0}
-            if not rows:
-                return
-            for step, step_rows in enumerate(round_steps(rows)):
-                drawn = self._drawn(sampler, step_rows, round_key(j, r, step))
-                test.settle({p: (drawn[p, 0], drawn[p, 1]) for p in step_rows})
-                self._append(drawn)
-                if test.violation:
-                    return
-            test.place(self._offers(sampler, rows))
-
-    def _offers(self, sampler, rows: dict) -> list:
+    def offers(self, sampler, test) -> list:
         """The bets each searched pair offers on its sample so far (models learned on it are
         kept for the stage's ranking, `_models`). While no bet is placed anywhere, a pair
         whose sample holds at least RELEARN_FROM runs per input and has grown by less than
@@ -189,7 +173,7 @@ class Search:
         and a mechanism that meets its claim offers nothing round after round. Small samples,
         and every pair once any bet is placed, learn every round, so that evidence forming
         anywhere is noticed at once."""
-        idle = not self.betting.placed
+        idle = not test.placed
 
         def offers(p):
             data = self._sample(p)
@@ -199,7 +183,7 @@ class Search:
                     and sizes[0] < RELEARN_GROWTH * last[0][0]):
                 return last[2]
             models = learn_pair(*data, self.floating_point, self.paired)
-            found = pair_offers(p, models, self.betting.epsilon, self.betting.delta)
+            found = pair_offers(p, models, test.epsilon, test.delta)
             # learned models hold their sorted scores (as large as the sample): kept for the
             # stage's ranking only once search is down to `active_pairs` pairs, as `_models`
             # keeps them; before that the ranking learns them again
@@ -229,13 +213,21 @@ class Search:
         return models
 
     def stage(self, sampler, j, n_j, n_final, delta, level, K, planned=None) -> Chosen:
-        """Draw stage j's search runs for the active pairs, learn attacks, rank candidate
-        events: the best K for thresholds planned at `planned` certifying runs per input
-        (default n_j) and `level` per bound, with `n_final` the last stage's size."""
-        self.data = {}  # free the last stage's search outputs of pruned pairs first
-        cap = self._draw(sampler, j, n_j)
-        if self.betting is not None and self.betting.violation:
-            return Chosen([], [], {})
+        """Stage j of a search without a betting test: draw its runs (`draw`), then `choose`."""
+        cap = self.begin_stage()
+        self.draw(sampler, j, n_j, cap)
+        return self.choose(sampler, n_j, n_final, delta, level, K, planned, cap)
+
+    def begin_stage(self) -> int:
+        """Free the last stage's search outputs (of pruned pairs too) and return the cap on
+        each pair's sample, as it stands before the stage draws."""
+        self.data = {}
+        return self.cap()
+
+    def choose(self, sampler, n_j, n_final, delta, level, K, planned, cap) -> Chosen:
+        """Learn attacks on the active pairs' samples and rank candidate events: the best K
+        for thresholds planned at `planned` certifying runs per input (default n_j) and
+        `level` per bound, with `n_final` the last stage's size."""
         data = {p: self._sample(p) for p in self.active}
         return_freed_memory()
 
