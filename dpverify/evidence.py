@@ -177,6 +177,12 @@ SUPPORT_MISMATCH_NOTE = ("  [support mismatch: never seen under D'; the bound is
                          "sample size and ε may be infinite]")
 
 
+def json_number(value) -> str:
+    """A number of a JSON entry to 4 significant digits; JSON spells infinities "inf"/"-inf",
+    which float() reads."""
+    return f"{float(value):.4g}"
+
+
 def short_number(value) -> str:
     """A float to 4 significant digits; anything else (an int, JSON's "inf") as it is."""
     if isinstance(value, float):
@@ -299,6 +305,6 @@ __all__ = ["format_value", "plain", "differing_positions", "abbreviate", "pair_t
            "floor_to", "lower_bound_text", "percent", "example_lines",
            "TWO_BOUNDS", "RATIO_TEST", "COUPLED", "BETTING", "CONFIRMING", "BETTING_KINDS",
            "CERTIFICATE_WORDS", "CERTIFICATE_DOCS",
-           "SUPPORT_MISMATCH_NOTE", "short_number", "certificate_words",
+           "SUPPORT_MISMATCH_NOTE", "json_number", "short_number", "certificate_words",
            "counts_text", "certificate_how", "TerminalLayout", "SUMMARY_LAYOUT", "FAILURE_LAYOUT",
            "witness_rows", "witness_lines"]

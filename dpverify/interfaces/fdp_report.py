@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..evidence import json_number as num  # a JSON entry's number, 4 digits
+
 from ..curve_claim import GDP
 from ..tradeoff import delta_lower
 from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, VIOLATION_RED, add_element,
@@ -116,16 +118,12 @@ def write_fdp_plots(result, directory: Path) -> tuple[list[str], dict]:
     return ["tradeoff.png", "delta_curve.png"], {"pictures": records}
 
 
-def _f(value) -> str:
-    return f"{float(value):.4g}"  # JSON spells infinities "inf"/"-inf": float() reads them
-
-
 def table_cells(entry: dict) -> tuple[str, str]:
     """(claim, certified) cells of a curve entry in the report's summary table."""
     c, t = entry["claimed"], entry["test"]
-    certified = (f"μ ≥ {_f(entry['mu_lower_bound'])}" if c["curve"] == "gdp" else
-                 f"test α ≤ {_f(t['alpha_upper'])}, β ≤ {_f(t['beta_upper'])} (f(α) = "
-                 f"{_f(t['claimed_beta'])})")
+    certified = (f"μ ≥ {num(entry['mu_lower_bound'])}" if c["curve"] == "gdp" else
+                 f"test α ≤ {num(t['alpha_upper'])}, β ≤ {num(t['beta_upper'])} (f(α) = "
+                 f"{num(t['claimed_beta'])})")
     return c["text"], certified
 
 
@@ -134,17 +132,17 @@ def markdown_lines(entry: dict) -> list[str]:
     c, t, w = entry["claimed"], entry["test"], entry["worst_epsilon"]
     lines = [f"- claim: {c['text']} (f-DP, Dong, Roth & Su 2022): every test of D′ against D "
              "with false-positive rate α has false-negative rate β ≥ f(α)",
-             f"- certified test: α ≤ {_f(t['alpha_upper'])}, β ≤ {_f(t['beta_upper'])}; the "
-             f"claim allows β ≥ {_f(t['claimed_beta'])} there"]
+             f"- certified test: α ≤ {num(t['alpha_upper'])}, β ≤ {num(t['beta_upper'])}; "
+             f"the claim allows β ≥ {num(t['claimed_beta'])} there"]
     if c["curve"] == "gdp":
-        lines.append(f"- certified μ ≥ {_f(entry['mu_lower_bound'])} (claimed μ = "
-                     f"{_f(c['gdp_mu'])})")
+        lines.append(f"- certified μ ≥ {num(entry['mu_lower_bound'])} (claimed μ = "
+                     f"{num(c['gdp_mu'])})")
     if entry["verdict"] == "violation":
-        lines.append(f"- largest excess: at ε = {_f(w['epsilon'])} certified δ ≥ "
-                     f"{_f(w['certified_delta'])}, the claim's δ = {_f(w['claimed_delta'])}")
-    lines += [f"- certified ε ≥ {_f(entry['epsilon_lower_bound'])} at δ = "
+        lines.append(f"- largest excess: at ε = {num(w['epsilon'])} certified δ ≥ "
+                     f"{num(w['certified_delta'])}, the claim's δ = {num(w['claimed_delta'])}")
+    lines += [f"- certified ε ≥ {num(entry['epsilon_lower_bound'])} at δ = "
               f"{c['reference_delta']:g} (the claim's ε there: "
-              f"{_f(c['epsilon_at_reference_delta'])})",
+              f"{num(c['epsilon_at_reference_delta'])})",
               "- every figure is read from one Clopper–Pearson box (two bounds at "
               "(1 − confidence)/2 each), so they hold together at the stated confidence"]
     return lines

@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+
+from ..evidence import json_number as num  # a JSON entry's number, 4 digits
 from scipy.optimize import brentq
 
 from ..renyi import renyi_bernoulli
@@ -100,26 +102,22 @@ def write_rdp_plots(result, directory: Path) -> tuple[list[str], dict | None]:
                                "pictures": {"renyi_box.png": records}}
 
 
-def _f(value) -> str:
-    return f"{float(value):.4g}"  # JSON spells infinities "inf"/"-inf": float() reads them
-
-
 def table_cells(entry: dict) -> tuple[str, str]:
     """(claim, certified) cells of an RDP entry in the report's summary table."""
     c = entry["claimed"]
-    return (f"(α={_f(c['rdp_alpha'])}, ρ={_f(c['rdp_rho'])})-RDP ⇒ "
-            f"({_f(c['implied_epsilon'])}, {_f(c['implied_delta'])})",
-            f"D_α ≥ {_f(entry['rho_lower_bound'])}")
+    return (f"(α={num(c['rdp_alpha'])}, ρ={num(c['rdp_rho'])})-RDP ⇒ "
+            f"({num(c['implied_epsilon'])}, {num(c['implied_delta'])})",
+            f"D_α ≥ {num(entry['rho_lower_bound'])}")
 
 
 def markdown_lines(entry: dict) -> list[str]:
     """An RDP entry's lines in the report (before its witness)."""
     c = entry["claimed"]
-    implied = (f"it implies ({_f(c['implied_epsilon'])}, {_f(c['implied_delta'])})-DP "
+    implied = (f"it implies ({num(c['implied_epsilon'])}, {num(c['implied_delta'])})-DP "
                "(Balle et al. 2020), not audited here")
-    return [f"- claim: (α = {_f(c['rdp_alpha'])}, ρ = {_f(c['rdp_rho'])})-Rényi DP (Mironov "
+    return [f"- claim: (α = {num(c['rdp_alpha'])}, ρ = {num(c['rdp_rho'])})-Rényi DP (Mironov "
             f"2017); {implied}",
-            f"- certified D_α ≥ {_f(entry['rho_lower_bound'])}: the least two-cell divergence "
+            f"- certified D_α ≥ {num(entry['rho_lower_bound'])}: the least two-cell divergence "
             "over the witness's Clopper–Pearson box, each of its four bounds at "
             "(1 − confidence)/4, so a mechanism meeting its claim is flagged in at most "
             f"1 − confidence = {1 - float(entry['confidence']):.3g} of audits"]

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..evidence import json_number as num  # a JSON entry's number, 4 digits
+
 if TYPE_CHECKING:  # the results import the report views (notebook), not the other way round
     from ..zcdp import ZcdpAuditResult
 
@@ -43,29 +45,25 @@ def write_zcdp_plots(result: ZcdpAuditResult, directory: Path) -> list[str]:
     return ["renyi_curve.png"]
 
 
-def _f(value) -> str:
-    return f"{float(value):.4g}"  # JSON spells infinities "inf"/"-inf": float() reads them
-
-
 def table_cells(entry: dict) -> tuple[str, str]:
     """(claim, certified) cells of a zCDP entry in the report's summary table."""
     c = entry["claimed"]
-    return (f"ρ={_f(c['zcdp_rho'])}-zCDP ⇒ ({_f(c['implied_epsilon'])}, "
-            f"{_f(c['implied_delta'])})",
-            f"ρ ≥ {_f(entry['rho_lower_bound'])}; ε ≥ "
-            f"{_f(entry['implied']['epsilon_lower_bound'])}")
+    return (f"ρ={num(c['zcdp_rho'])}-zCDP ⇒ ({num(c['implied_epsilon'])}, "
+            f"{num(c['implied_delta'])})",
+            f"ρ ≥ {num(entry['rho_lower_bound'])}; ε ≥ "
+            f"{num(entry['implied']['epsilon_lower_bound'])}")
 
 
 def markdown_lines(entry: dict) -> list[str]:
     """A zCDP entry's section in report.md (before its witness lines)."""
     c, i = entry["claimed"], entry["implied"]
-    return [f"- claim: ρ = {_f(c['zcdp_rho'])}-zCDP (Bun & Steinke 2016)"
+    return [f"- claim: ρ = {num(c['zcdp_rho'])}-zCDP (Bun & Steinke 2016)"
             + (f", audited at {entry['group_distance']}²ρ for pairs "
                f"{entry['group_distance']} apart" if entry.get("group_distance", 1) > 1 else ""),
-            f"- certified ρ ≥ {_f(entry['rho_lower_bound'])} (max over orders of the certified "
-            f"D_α/α, attained at α = {_f(entry['alpha'])}); Clopper–Pearson bounds on the "
+            f"- certified ρ ≥ {num(entry['rho_lower_bound'])} (max over orders of the certified "
+            f"D_α/α, attained at α = {num(entry['alpha'])}); Clopper–Pearson bounds on the "
             "witness event, each at (1 − confidence)/4, bound D_α at every order jointly",
-            f"- implied ({_f(c['implied_epsilon'])}, {_f(c['implied_delta'])})-DP audit "
+            f"- implied ({num(c['implied_epsilon'])}, {num(c['implied_delta'])})-DP audit "
             f"(ε = ρ + 2√(ρ ln(1/δ))): {i.get('outcome', i['verdict'])}, certified ε ≥ "
-            f"{_f(i['epsilon_lower_bound'])} at confidence {i['confidence']:.6g}",
+            f"{num(i['epsilon_lower_bound'])} at confidence {i['confidence']:.6g}",
             "- the two parts share the error budget equally: false-alarm rate ≤ 1 − confidence"]
