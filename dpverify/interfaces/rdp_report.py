@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evidence import json_number as num  # a JSON entry's number, 4 digits
 from scipy.optimize import brentq
 
+from ..evidence import json_number as num  # a JSON entry's number, 4 digits
+from ..evidence import lower_bound_text
 from ..renyi import renyi_bernoulli
 from .drawing import (CLAIM_GREEN, CLAIM_LINE, PASS_BLUE, add_element, axes_record,
                       legend_below, plt, save_figure, show_witness, verdict_colour)
@@ -40,7 +41,7 @@ def allowed_band(q: np.ndarray, alpha: float, rho: float) -> tuple[np.ndarray, n
 def verdict_line(result) -> str:
     """The verdict in one short sentence, as the picture's headline says it."""
     claim = f"(α={result.alpha:g}, ρ={result.claimed_rho:g})-RDP"
-    bound = f"certified D_α ≥ {result.rho_lower_bound:.4g}"
+    bound = f"certified D_α ≥ {lower_bound_text(result.rho_lower_bound, result.claimed_rho)}"
     if result.verdict == "violation":
         return f"VIOLATION: not {claim}; {bound} at confidence {result.confidence:g}"
     if not result.conclusive:
@@ -107,17 +108,18 @@ def table_cells(entry: dict) -> tuple[str, str]:
     c = entry["claimed"]
     return (f"(α={num(c['rdp_alpha'])}, ρ={num(c['rdp_rho'])})-RDP ⇒ "
             f"({num(c['implied_epsilon'])}, {num(c['implied_delta'])})",
-            f"D_α ≥ {num(entry['rho_lower_bound'])}")
+            f"D_α ≥ {lower_bound_text(float(entry['rho_lower_bound']), float(c['rdp_rho']))}")
 
 
 def markdown_lines(entry: dict) -> list[str]:
     """An RDP entry's lines in the report (before its witness)."""
     c = entry["claimed"]
+    bound = lower_bound_text(float(entry["rho_lower_bound"]), float(c["rdp_rho"]))
     implied = (f"it implies ({num(c['implied_epsilon'])}, {num(c['implied_delta'])})-DP "
                "(Balle et al. 2020), not audited here")
     return [f"- claim: (α = {num(c['rdp_alpha'])}, ρ = {num(c['rdp_rho'])})-Rényi DP (Mironov "
             f"2017); {implied}",
-            f"- certified D_α ≥ {num(entry['rho_lower_bound'])}: the least two-cell divergence "
+            f"- certified D_α ≥ {bound}: the least two-cell divergence "
             "over the witness's Clopper–Pearson box, each of its four bounds at "
             "(1 − confidence)/4, so a mechanism meeting its claim is flagged in at most "
             f"1 − confidence = {1 - float(entry['confidence']):.3g} of audits"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..evidence import lower_bound_text
 from ..kinds import RDP
 from ..result import INCONCLUSIVE_ADVICE, HasOutcome, Witness, divergence_measured, jsonable
 
@@ -43,10 +44,11 @@ class RenyiAuditResult(HasOutcome):
         return False
 
     def summary(self) -> str:
+        bound = lower_bound_text(self.rho_lower_bound, self.claimed_rho)  # rounded down
         head = (f"{self.word():<10} {self.mechanism}: "
                 f"claimed (α={self.alpha:g}, ρ={self.claimed_rho:g})-RDP "
                 f"[⇒ (ε={self.implied_epsilon:.3g}, δ={self.implied_delta:g})], certified "
-                f"D_α ≥ {self.rho_lower_bound:.4g} at confidence {self.confidence:g}")
+                f"D_α ≥ {bound} at confidence {self.confidence:g}")
         lines = [head]
         if not self.conclusive:
             lines.append("           this budget could not have caught a gross violation: "
