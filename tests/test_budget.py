@@ -32,7 +32,15 @@ def test_a_budget_buys_the_largest_power_of_two_its_cost_allows():
 
 
 def _pilot_costs(monkeypatch, per_run):
-    """Stand in for the pilot: the mechanism costs `per_run` seconds a run, on any machine."""
+    """Stand in for the pilot and the audit's clock: the mechanism costs `per_run` seconds a
+    run, and no time passes before the size is chosen, so the whole budget is left whatever
+    the machine's load (the stand-in clock is the audit's own; the sampler keeps its)."""
+    import time
+    from types import SimpleNamespace
+    from dpverify import auditing
+    frozen = SimpleNamespace(perf_counter=lambda: 0.0, monotonic=time.monotonic)
+    for module in (auditing, run_module):   # the audit's start and its time left
+        monkeypatch.setattr(module, "time", frozen)
     timed = []
 
     def seconds_per_run(sampler):

@@ -2,13 +2,13 @@
 its JSON names its kind, and `dpverify audit FILE --report DIR` writes a page and pictures for
 each, here for an RDP claim (the other kinds: test_cli.py, test_zcdp.py, test_fdp.py)."""
 import json
-import math
 
 import numpy as np
 import pytest
 
 import dpverify
 from dpverify.interfaces.report_kinds import entry_kind
+from drawn_pictures import _two_cell_renyi  # D_α written out apart from the package
 
 RDP_FILE = """import dpverify
 
@@ -20,12 +20,6 @@ def gauss_ok(data, rng, size):          # D_2 = 2 / (2 sigma^2) = 1: meets its c
 def gauss_bad(data, rng, size):         # sigma = 0.5: D_2 = 4
     return data + rng.normal(0.0, 0.5, size)
 """
-
-
-def two_cell_renyi(p, q, alpha):
-    """D_α(Bern(p) ‖ Bern(q)), written out here apart from the package (Mironov 2017)."""
-    return math.log(p ** alpha * q ** (1 - alpha)
-                    + (1 - p) ** alpha * (1 - q) ** (1 - alpha)) / (alpha - 1)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +50,8 @@ def test_the_command_line_reports_an_rdp_claim(rdp_report):
 
 def test_the_rdp_picture_draws_the_box_outside_the_claim_only_for_a_violation(rdp_report):
     """From what the picture drew: a violation's box (every point of it, on a grid) lies where
-    the two-cell divergence exceeds ρ, in red; a pass's box reaches the claim's band, in blue."""
+    the two-cell divergence (tests/drawn_pictures.py, apart from the package) exceeds ρ, in
+    red; a pass's box reaches the claim's band, in blue."""
     _, rep = rdp_report
     figures = json.loads((rep / "figures.json").read_text())
     for name, violation in (("gauss_bad", True), ("gauss_ok", False)):
@@ -65,7 +60,7 @@ def test_the_rdp_picture_draws_the_box_outside_the_claim_only_for_a_violation(rd
         witness = [e for e in record["elements"] if e["role"] == "witness"][0]
         assert witness["red"] is violation
         qs, ps = zip(*witness["points"])
-        grid = [two_cell_renyi(p, q, 2.0) for q in np.linspace(min(qs), max(qs), 9)
+        grid = [_two_cell_renyi(p, q, 2.0) for q in np.linspace(min(qs), max(qs), 9)
                 for p in np.linspace(min(ps), max(ps), 9)]
         assert (min(grid) > 1.0) is violation
 
