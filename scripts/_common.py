@@ -1,11 +1,13 @@
 """What every report script does: put the repository on the path (the zoo,
-`mechanisms_under_test`, is not installed), give a rate its interval, write a JSON document.
-Intervals come from `dpverify.stats`, the package's own Clopper–Pearson bounds."""
+`mechanisms_under_test`, is not installed), give a rate its interval, write a JSON document,
+write Markdown tables and the line that says where a report was measured. Intervals come from
+`dpverify.stats`, the package's own Clopper–Pearson bounds (docs/theory.md §2)."""
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import Iterable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -26,3 +28,33 @@ def write_json(path: Path, document, indent: int = 2) -> None:
     """`document` as strict JSON (infinities spelled "inf", `dpverify.result.jsonable`)."""
     Path(path).write_text(json.dumps(jsonable(document), indent=indent, ensure_ascii=False,
                                      allow_nan=False) + "\n", encoding="utf-8")
+
+
+def read_json(path: Path) -> dict:
+    """A report's JSON document, as `write_json` wrote it."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence], align: str | None = None) -> list[str]:
+    """The lines of a Markdown table. `align` has one letter per column, "l" (left) or "r"
+    (right); by default the first column is left-aligned and the others right-aligned."""
+    align = align or "l" + "r" * (len(header) - 1)
+    rule = "|" + "".join("---|" if a == "l" else "--:|" for a in align)
+    return (["| " + " | ".join(header) + " |", rule]
+            + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows])
+
+
+def interval(low: float, high: float, digits: int = 4) -> str:
+    """An interval as "[low, high]" with `digits` decimals."""
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def machine_line(meta: dict) -> str:
+    """Where and when a report was measured, from `_machine.machine_meta()` (and a
+    "load_average_at_end" the script adds when it finishes)."""
+    load = f"load average {meta.get('load_average_at_start')} at start"
+    if meta.get("load_average_at_end") is not None:
+        load += f", {meta['load_average_at_end']} at end"
+    return (f"dpverify {meta.get('dpverify')}, measured on {meta.get('date')}. Machine: "
+            f"{meta.get('platform')}, {meta.get('cpu_model')}, {meta.get('cpu_count')} logical "
+            f"CPUs; {load}; Python {meta.get('python')}, numpy {meta.get('numpy')}.")
