@@ -605,7 +605,8 @@ def test_an_audit_tracks_each_pair_and_directions_best_before_a_second_model(mon
         trackable = {(c.pair, c.direction) for c in self.pool
                      if c.tuning is not None or c.pair in self.search.data}
         # one-sided hedges are tracked beyond the spread places (docs/method.md, "Rare leaks")
-        seen.append(([(c.pair, c.direction) for c in probes if not c.one_sided], trackable))
+        seen.append(([(p.pair, p.candidate.direction) for p in probes
+                      if not p.candidate.one_sided], trackable))
         return probes
 
     monkeypatch.setattr(AuditRun, "_probes", recording)

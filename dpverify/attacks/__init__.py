@@ -26,7 +26,7 @@ from .base import MAX_COORDINATES, ScoreModel
 from .binned import MAX_SKELETONS, BinnedLikelihoodRatio, learn_binned_ratio
 from .coordinate_sums import (CoordinateSum, learn_coordinate_sums, shrink_split_contrasts,
                               shrink_to_common_effect, whitening)
-from .events import (TUNING_GRID_SAMPLE, Candidate, Tuning, curve_grid, pooled_tuning,
+from .events import (TUNING_GRID_SAMPLE, Candidate, Probe, Tuning, curve_grid, pooled_tuning,
                      tuning_grid, tuning_index)
 from .floats import FLOAT_COORDINATES, FloatBitPattern, float_bit_pattern, learn_float_bit_patterns
 from .keys import (FEW_COLUMN_VALUES, FEW_KEYS, DiscretePartRatio, KeyLikelihoodRatio,
@@ -53,7 +53,8 @@ __all__ = [
     # shared counting of cells
     "smoothed_log_ratio", "log_ratio_by_value", "lookup_log_ratio", "bin_index",
     # events and their planning
-    "Candidate", "Tuning", "pooled_tuning", "ScoredModel", "score_selection", "best_events", "pair_events",
+    "Candidate", "Probe", "Tuning", "pooled_tuning", "ScoredModel", "score_selection",
+    "best_events", "pair_events",
     "potentials", "candidate_thresholds", "count_at_least", "expected_bounds", "retune",
     "tail_rungs", "curve_grid", "tuning_grid", "tuning_index", "tuning_log_ratio",
     # constants

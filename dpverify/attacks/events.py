@@ -2,8 +2,10 @@
 
 A `Candidate` is what the search hands to certification: one pair, one direction, one score
 model and one threshold, chosen on the search sample and counted on a fresh certifying sample
-(docs/theory.md §2). Its optional grid of thresholds is counted alongside, for the trade-off
-curve (`curve_grid`) or to re-choose the threshold on fresh counts (`tuning_grid`, `Tuning`).
+(docs/theory.md §2). A `Probe` is a candidate whose threshold a later stage chooses: a stage
+counts it at every threshold of a grid (`tuning_grid`), and the counts become its `Tuning`. A
+certified event may be counted at a grid of thresholds too, for the trade-off curve
+(`curve_grid`).
 """
 from __future__ import annotations
 
@@ -89,7 +91,6 @@ class Candidate:
     expected_epsilon: float
     search_counts: tuple  # (k_p, m_p, k_q, m_q) on the selection half of the search sample
     potential: float = -np.inf  # best expected bound of this model at the final sample size
-    grid: np.ndarray | None = None  # thresholds whose counts give the trade-off curve (optional)
     tuning: Tuning | None = None  # threshold-tuning counts on a fresh sample (`retune`)
     # how the event will be certified: the ratio test or two bounds are chosen with the
     # threshold, on the same search or tuning counts; the coupled t-test on a pilot drawn before
@@ -128,17 +129,31 @@ class Candidate:
         s = self.model.score(enc) if score is None else score
         return np.where(np.isnan(s), -np.inf, self.sign * s)
 
-    def grid_counts(self, enc: Encoded, score: np.ndarray | None = None,
-                    segment_of: np.ndarray | None = None, segments: int = 1) -> np.ndarray:
-        """#{sign·s ≥ t} for every t of the (ascending) grid; with `segment_of` (each output's
+    def threshold_counts(self, grid: np.ndarray, enc: Encoded, score: np.ndarray | None = None,
+                         segment_of: np.ndarray | None = None, segments: int = 1) -> np.ndarray:
+        """#{sign·s ≥ t} for every t of the ascending `grid`; with `segment_of` (each output's
         segment, 0 … segments − 1), one row of those counts per segment."""
-        width = len(self.grid) + 1
-        idx = np.searchsorted(self.grid, self.signed_scores(enc, score), side="right")
+        width = len(grid) + 1
+        idx = np.searchsorted(grid, self.signed_scores(enc, score), side="right")
         if segment_of is not None:
             idx = idx + segment_of * width
         per_segment = np.bincount(idx, minlength=segments * width).reshape(segments, width)
         tail = np.cumsum(per_segment[:, ::-1], axis=1)[:, ::-1]
         return tail[:, 1:] if segment_of is not None else tail[0, 1:]
+
+
+@dataclass(frozen=True, eq=False)
+class Probe:
+    """A candidate a stage counts at every threshold of `grid` instead of certifying it: the
+    counts choose its threshold for a later stage (`Tuning`, docs/method.md, "Choosing the
+    events")."""
+
+    candidate: Candidate
+    grid: np.ndarray
+
+    @property
+    def pair(self) -> int:
+        return self.candidate.pair
 
 
 def tuning_index(cand: Candidate) -> int:

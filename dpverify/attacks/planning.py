@@ -299,7 +299,7 @@ def retune(cand: Candidate, tuning: Tuning, n_certify: int, delta: float, level:
     # `potential` stays the search-sample figure, so pairs are ranked on an equal footing
     # `search_counts` also stay: they decide when search has converged (pipeline.search.precise_enough)
     return replace(cand, threshold=float(thresholds[i]), expected_epsilon=float(expected[i]),
-                   grid=None, tuning=tuning,
+                   tuning=tuning,
                    certificate=Certificate.independent(ratio[i]))
 
 
@@ -377,7 +377,7 @@ def tail_rungs(cand: Candidate, n_certify: int, delta: float, level: float,
         if j is None:
             break
         rungs.append(replace(cand, threshold=float(tuning.thresholds[j]),
-                             expected_epsilon=float(expected[j]), grid=None,
+                             expected_epsilon=float(expected[j]),
                              certificate=Certificate.independent(ratio[j])))
         last = j
     return rungs

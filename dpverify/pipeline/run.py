@@ -23,10 +23,11 @@ from enum import Enum
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
-from ..attacks import Candidate, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
+from ..attacks import Candidate, Probe, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
 from ..attacks.planning import TAIL_RUNGS
-from ..certify import (Certificate, betting_witness, certifying_counts, choose_coupling,
-                       grid_counts, grid_slice, pilot, privacy_curves_of, resolution, witness_of)
+from ..certify import (Certificate, PairPlan, betting_witness, certifying_counts,
+                       choose_coupling, curve_counts, pilot, privacy_curves_of, resolution,
+                       witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.confirm import evidence_level, is_marginal
 from ..certify.pilot import coupled_everywhere, seconds_per_run
@@ -51,11 +52,12 @@ from .settings import DEFAULT_SETTINGS, Settings
 
 
 class StageEvents(NamedTuple):
-    """What a stage counts: `events` to certify at `level` per bound, `probes` whose grids are
-    counted for the next stage, and the pairs drawn on shared seeds (`coupled`, blocks of
-    `block` runs)."""
+    """What a stage counts: `events` to certify at `level` per bound (each also at its curve
+    grid in `curves`, or None), `probes` whose grids are counted for the next stage, and the
+    pairs drawn on shared seeds (`coupled`, blocks of `block` runs)."""
 
     events: list
+    curves: list
     probes: list
     level: float
     coupled: frozenset
@@ -203,7 +205,7 @@ class AuditRun:
 
     # ---- choose events --------------------------------------------------------------------
 
-    def _choose_events(self, stage: StagePlan) -> list[Candidate]:
+    def _choose_events(self, stage: StagePlan) -> list[Probe]:
         """Set the stage's events and return its probes (candidates whose threshold grids this
         stage counts for the next). Once search has converged, the tracked counts choose the
         thresholds for the final size and later stages certify those events; a measurement run
@@ -213,11 +215,11 @@ class AuditRun:
                 self.tracked, self.schedule.final_size, self.request.delta, stage.level,
                 self.sampler.chunk_size)))
             picked = distinct_bets(carried, self.search.data, self.K)
-            self.events = [replace(c, grid=None) for c in picked]
+            self.events = picked
             self.tracked = []
             if stage.measuring and not stage.final_measurement:
                 spread = spread_over_pairs(carried, self.settings.tracked_per_pair)
-                return [replace(c, grid=c.tuning[0]) for c in spread[:self.settings.tracked]]
+                return [Probe(c, c.tuning[0]) for c in spread[:self.settings.tracked]]
             return []
         if self.search.frozen:
             return []  # the events stay those of the stage before
@@ -245,9 +247,9 @@ class AuditRun:
         self.one_sided = chosen.one_sided
         picked = (hedged(carried, chosen.candidates, self.K)
                   if stage.final_measurement and carried else self.pool[:self.K])
-        self.events = [replace(c, grid=None) for c in picked]
+        self.events = picked
 
-    def _probes(self) -> list[Candidate]:
+    def _probes(self) -> list[Probe]:
         """The best distinct candidates, spread over pairs (`spread_over_pairs`), and the best
         events seen under one input only (`one_sided_hedges`), each with a grid of thresholds
         to count."""
@@ -256,8 +258,7 @@ class AuditRun:
         probes = same_events_merged(spread, data, settings.tracked, families=True)
         probes += one_sided_hedges(self.one_sided, probes, data, settings.one_sided_tracked,
                                    self.request.epsilon, self.request.delta)
-        return [replace(c, grid=(c.tuning[0] if c.tuning is not None
-                                 else tuning_grid(c, *data[c.pair])))
+        return [Probe(c, c.tuning[0] if c.tuning is not None else tuning_grid(c, *data[c.pair]))
                 for c in probes if c.tuning is not None or c.pair in data]
 
     # ---- prepare: pilot and certificates --------------------------------------------------
@@ -273,13 +274,12 @@ class AuditRun:
             events = self._with_tail_rungs(stage, events)
         # the stage's α is split over the events it really certifies (union bound)
         level = stage.alpha / (2 * len(events)) if stage.certifies and events else stage.level
-        if self.request.curves:
-            events = [replace(c, grid=curve_grid(c, *data[c.pair])) if c.pair in data else c
-                      for c in events]
         rates = self._pilot(stage, events, key)
         events, coupled, block = self._coupling(stage, events, probes, rates, level)
         self.events = events
-        return stage, StageEvents(events, probes, level, coupled, block)
+        curves = [curve_grid(c, *data[c.pair]) if self.request.curves and c.pair in data
+                  else None for c in events]
+        return stage, StageEvents(events, curves, probes, level, coupled, block)
 
     def _with_tail_rungs(self, stage: StagePlan, events: list[Candidate]) -> list[Candidate]:
         """The last stage's events with rarer thresholds of the leading one's family beside it,
@@ -327,25 +327,21 @@ class AuditRun:
         """Count the stage's events on its fresh sample, drawn under stage key `key`. A stage
         that certifies nothing draws only what its probes need, and counts their grids on every
         output."""
-        stride = PROBE_STRIDE if stage.certifies else 1
-        counted = certifying_counts(self.sampler, self.request.seed,
-                                    plan.events if stage.certifies else [], plan.probes,
-                                    key, stage.size, stride=stride,
-                                    coupled=plan.coupled, block=plan.block)
-        return counted
+        events, curves = (plan.events, plan.curves) if stage.certifies else ([], [])
+        return certifying_counts(self.sampler, self.request.seed, events, plan.probes, key,
+                                 stage.size, stride=PROBE_STRIDE if stage.certifies else 1,
+                                 coupled=plan.coupled, block=plan.block, curves=curves)
 
     def _record(self, stage: StagePlan, plan: StageEvents, counted) -> None:
         """Witnesses of the counted events (the best one kept) and the tracked grids."""
         stage_best = -math.inf
         self.tracked = []
-        for p, (ev, pr) in counted.by_pair.items():
-            cs = ev + pr
-            for i, cand in enumerate(cs):
-                if i >= len(ev):
-                    self.tracked.append(self._tuned(cand, cs, i, counted))
-                elif stage.certifies:
-                    w = self._certify(stage, plan, counted, cs, i)
-                    stage_best = max(stage_best, w.epsilon_lower_bound)
+        for pair_plan in counted.by_pair.values():
+            for i in range(len(pair_plan.events)):  # a stage that certifies nothing has none
+                w = self._certify(stage, plan, counted, pair_plan, i)
+                stage_best = max(stage_best, w.epsilon_lower_bound)
+            for k in range(len(pair_plan.probes)):
+                self.tracked.append(self._tuned(pair_plan, k, counted))
         self.stages.append(StageSummary(stage.index, stage.size, stage.alpha,
                                         len(plan.events) if stage.certifies else 0, stage_best))
         if self.tracked:  # the fewest outputs a tracked grid saw: the next picks' tuning sample
@@ -371,24 +367,27 @@ class AuditRun:
                          claim=r.epsilon, delta=r.delta, k_select=k_select)
 
     @staticmethod
-    def _tuned(cand: Candidate, cs: list, i: int, counted) -> Candidate:
-        """A tracked candidate with its grid counts (and their paired variance, where they were
+    def _tuned(pair_plan: PairPlan, k: int, counted) -> Candidate:
+        """Probe k's candidate with its grid counts (and their paired variance, where they were
         counted in paired blocks), added to those of the stages before that counted the same
         grid (`pooled_tuning`)."""
+        probe = pair_plan.probes[k]
+        cand, span = probe.candidate, pair_plan.probe_span(k)
         key, other = (cand.pair, cand.direction), (cand.pair, 1 - cand.direction)
-        g_p, g_q = grid_slice(cs, i, counted.counts[key], counted.counts[other])
+        g_p, g_q = counted.counts[key][span], counted.counts[other][span]
         # outputs the grids saw under each input (the counts' last entry)
         m_p, m_q = int(counted.counts[key][-1]), int(counted.counts[other][-1])
         variance = None
         if key in counted.blocks:
-            b_p, b_q = grid_slice(cs, i, counted.blocks[key].T, counted.blocks[other].T)
-            variance = paired_variance_from_blocks(b_p.T, b_q.T)
-        fresh = Tuning(cand.grid, g_p, g_q, m_p, m_q, variance)
-        return replace(cand, grid=None, tuning=pooled_tuning(cand.tuning, fresh))
+            b_p, b_q = counted.blocks[key][:, span], counted.blocks[other][:, span]
+            variance = paired_variance_from_blocks(b_p, b_q)
+        fresh = Tuning(probe.grid, g_p, g_q, m_p, m_q, variance)
+        return replace(cand, tuning=pooled_tuning(cand.tuning, fresh))
 
-    def _certify(self, stage: StagePlan, plan: StageEvents, counted, cs, i) -> Witness:
-        """Event i of its pair's list, certified; kept as the best witness if it is."""
-        cand = cs[i]
+    def _certify(self, stage: StagePlan, plan: StageEvents, counted, pair_plan: PairPlan,
+                 i: int) -> Witness:
+        """Event i of its pair's plan, certified; kept as the best witness if it is."""
+        cand = pair_plan.events[i]
         key, other = (cand.pair, cand.direction), (cand.pair, 1 - cand.direction)
         k_p, k_q = counted.counts[key][i], counted.counts[other][i]
         n_p, n_q = counted.runs[key], counted.runs[other]
@@ -398,8 +397,9 @@ class AuditRun:
                        stage.index, blocks)
         if self.best is None or w.epsilon_lower_bound > self.best.epsilon_lower_bound:
             self.best, self.best_event = w, cand
-            self.best_curve = grid_counts(cs, i, counted.counts[key], counted.counts[other],
-                                          n_p, n_q, plan.level / (1.0 - self.request.confidence))
+            self.best_curve = curve_counts(pair_plan, i, counted.counts[key],
+                                           counted.counts[other], n_p, n_q,
+                                           plan.level / (1.0 - self.request.confidence))
         return w
 
     def _record_betting(self, j: int) -> None:
