@@ -21,7 +21,8 @@ from scipy.special import logsumexp
 from ..attacks.bets import BET_SHRINK_Z, Offer
 from ..certify.betting import (claim_grid, joint_counts, log_wealth_factor, planned_bets,
                                step_down_bound)
-from .search import round_key, round_sizes, round_steps
+from ..sampling import Sampler
+from .search import Search, round_key, round_sizes, round_steps
 
 # None of these touches soundness: any choice made before the rows it is settled on keeps the
 # test valid. The figures behind them are in reports/detection.md (docs/method.md).
@@ -173,7 +174,8 @@ class BettingTest:
         return key, self.streams[key]
 
 
-def bet_and_draw(test: BettingTest, search, sampler, j: int, n_j: int, cap: int) -> bool:
+def bet_and_draw(test: BettingTest, search: Search, sampler: Sampler, j: int, n_j: int,
+                 cap: int) -> bool:
     """The betting step of stage j: its search runs drawn in rounds (`search.round_sizes`),
     each under seed keys of its own (`search.round_key`). A round's rows per pair follow the
     bets (`BettingTest.rows_for`), settle the bets placed before they were drawn, step by

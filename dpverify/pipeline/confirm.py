@@ -19,7 +19,7 @@ from ..certify import betting_witness
 from ..certify.betting import outcome_rates
 from ..certify.confirm import is_marginal
 from ..result import BETTING, CONFIRMING, Confirmation, Witness
-from ..sampling import CONFIRM_STAGE_KEY, SEARCH, split_into_chunks
+from ..sampling import CONFIRM_STAGE_KEY, SEARCH, Sampler, split_into_chunks
 from ..sampling.encoding import Encoded
 from .betting import BettingTest
 
@@ -53,7 +53,7 @@ class Confirming:
             confirmed=False, first=first, witness=None, rounds=0, runs=0,
             first_marginal=is_marginal(first, request.epsilon, request.delta, alpha))
 
-    def run(self, sampler) -> Confirmation:
+    def run(self, sampler: Sampler) -> Confirmation:
         """Draw and settle rounds until the wealth reaches 1/α or `samples` rows are spent."""
         most, drawn, size = self.request.samples, 0, FIRST_ROUND
         while drawn < most:

@@ -12,13 +12,14 @@ correction over the events tried is needed: the certifying sample never saw the 
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
 from ..attacks import Candidate, count_at_least, learn_models
 from ..certify.certificates import SUPPORT_MISMATCH_HITS
 from ..certify.evaluator import PairEvaluator
+from ..mechanism import Mechanism
 from ..result import TWO_BOUNDS, Witness
 from ..sampling import CERTIFY, Sampler, checked_search_samples, split_into_chunks
 from ..sampling.encoding import Encoded
@@ -44,7 +45,8 @@ class Counted(NamedTuple):
     runs: int               # mechanism runs in all (search and certifying)
 
 
-def search_events(pair, a: Encoded, b: Encoded, plan: Plan, floating_point=False):
+def search_events(pair: int, a: Encoded, b: Encoded, plan: Plan,
+                  floating_point: bool = False) -> Iterator[Event]:
     """Per learned score model and direction, the oriented threshold event with the largest
     planned figure. Models are learned on one half of the search sample and thresholds chosen
     on the other. {s ≥ t} and its complement are one partition, so one sign suffices; the cell
@@ -71,7 +73,7 @@ def search_events(pair, a: Encoded, b: Encoded, plan: Plan, floating_point=False
             yield Event(cand, bool(flip[i]), float(planned[i]))
 
 
-def certify_event(sampler, event: Event, n: int) -> tuple[int, int]:
+def certify_event(sampler: Sampler, event: Event, n: int) -> tuple[int, int]:
     """Hits of the oriented event in n fresh runs under P and under Q (independent chunks: no
     seed is shared between the inputs, so this holds for mechanisms with own randomness)."""
     cand = event.cand
@@ -84,10 +86,12 @@ def certify_event(sampler, event: Event, n: int) -> tuple[int, int]:
     return (n - k_p, n - k_q) if event.complement else (k_p, k_q)
 
 
-def best_event_counted(mech, pair_list, n: int, search_runs: int, plan: Plan, seed,
-                       n_jobs, backend, deadline) -> Counted:
+def best_event_counted(mech: Mechanism, pair_list: list, n: int, search_runs: int, plan: Plan,
+                       seed: int, n_jobs: int, backend: str | None,
+                       deadline: float | None) -> Counted:
     """Search (`search_runs` per input and pair) → the event with the best plan over all pairs
-    → its counts on n fresh runs per input."""
+    → its counts on n fresh runs per input. `seed`, `n_jobs`, `backend` and `deadline` (a
+    `time.perf_counter()` instant, or None) go to the `Sampler`."""
     with Sampler(mech, pair_list, seed, n_jobs=n_jobs, backend=backend,
                  deadline=deadline) as sampler:
         search = checked_search_samples(sampler, min(search_runs, n))
@@ -103,8 +107,10 @@ def best_event_counted(mech, pair_list, n: int, search_runs: int, plan: Plan, se
         return Counted(best, k_p, k_q, int(sampler.runs.sum()))
 
 
-def event_witness(pair_list, event: Event, k_p, k_q, n, level) -> Witness:
-    """The evidence; its ε fields are the δ = 0 two-bound certificate on the same two bounds."""
+def event_witness(pair_list: list, event: Event, k_p: int, k_q: int, n: int,
+                  level: float) -> Witness:
+    """The evidence of `event` hit k_p and k_q times in n runs under P and Q, each bound at
+    error `level`; its ε fields are the δ = 0 two-bound certificate on the same two bounds."""
     cand = event.cand
     first, second = pair_list[cand.pair]
     D, D_prime = (first, second) if cand.direction == 0 else (second, first)

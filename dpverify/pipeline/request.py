@@ -7,7 +7,7 @@ from typing import Any
 
 from ..compose import group_claim
 from ..errors import InvalidClaimError
-from ..mechanism import validate_claim
+from ..mechanism import Mechanism, validate_claim
 from ..options import (check_certify_per_stage, check_confidence, check_jobs, check_samples,
                        check_seconds, check_seed, check_time_limit,
                        default_samples)
@@ -70,7 +70,7 @@ def _group_claim(eps, dlt, distance):
     return eps, dlt
 
 
-def build_request(mech, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
+def build_request(mech: Mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
                   seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
                   progress=None, curves=False, stop_early=True, floating_point=None,
                   seconds=None, confirm=False) -> AuditRequest:

@@ -13,7 +13,7 @@ from joblib import Parallel, delayed
 from ..attacks import Candidate, learn_pair, pair_events
 from ..attacks.bets import pair_offers
 from ..sampling.encoding import Encoded
-from ..sampling import SEARCH, return_freed_memory, split_into_chunks
+from ..sampling import SEARCH, Sampler, return_freed_memory, split_into_chunks
 from ..sampling.chunks import ROUND_KEY_BASE
 from .selection import by_promise
 from .settings import DEFAULT_SETTINGS, Settings
@@ -212,8 +212,10 @@ class Search:
             self.learned[p] = (sizes, models)
         return models
 
-    def stage(self, sampler, j, n_j, n_final, delta, level, K, planned=None) -> Chosen:
-        """Stage j of a search without a betting test: draw its runs (`draw`), then `choose`."""
+    def stage(self, sampler: Sampler, j: int, n_j: int, n_final: int, delta: float,
+              level: float, K: int, planned: int | None = None) -> Chosen:
+        """Stage j of a search without a betting test: draw its runs (`draw`), then `choose`
+        (its arguments)."""
         cap = self.begin_stage()
         self.draw(sampler, j, n_j, cap)
         return self.choose(sampler, n_j, n_final, delta, level, K, planned, cap)
@@ -224,10 +226,18 @@ class Search:
         self.data = {}
         return self.cap()
 
-    def choose(self, sampler, n_j, n_final, delta, level, K, planned, cap) -> Chosen:
-        """Learn attacks on the active pairs' samples and rank candidate events: the best K
-        for thresholds planned at `planned` certifying runs per input (default n_j) and
-        `level` per bound, with `n_final` the last stage's size."""
+    def choose(self, sampler: Sampler, n_j: int, n_final: int, delta: float, level: float,
+               K: int, planned: int | None, cap: int) -> Chosen:
+        """Learn attacks on the active pairs' samples and rank candidate events.
+
+        Args:
+            n_j: the stage's certifying runs per input.
+            n_final: the last stage's, which a candidate's `potential` is planned at.
+            level: the error each certified bound may have (its share of α).
+            K: how many events the stage certifies.
+            planned: the runs per input thresholds are planned for (None: n_j).
+            cap: the most runs per input a pair's search sample may hold (`cap()`).
+        """
         data = {p: self._sample(p) for p in self.active}
         return_freed_memory()
 
