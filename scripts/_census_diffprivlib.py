@@ -1,12 +1,7 @@
-"""Census cases for diffprivlib (read by scripts/libraries.py): every mechanism class of
-diffprivlib 0.6 that has a neighbouring notion dpverify can build, and its bounded tools and
-models, each at one small configuration with ε around 0.5–1.
-
-`cases()` returns (name, configuration, build, samples); `build()` returns the dpverify
-Mechanism from `dpverify.libraries.diffprivlib`. Sample sizes are per-case, chosen so that the
-whole census (every case at its claim and at half of it) takes about five minutes on a 2-core
-machine (timings in the comment beside each case, claim + half claim, seconds).
-`SKIPPED` names what was left out and why.
+"""Census cases for diffprivlib 0.6 (read by scripts/libraries.py; scripts/_census_common.py
+says what a census module offers): every mechanism class that has a neighbouring notion
+dpverify can build, and its bounded tools and models, each at one small configuration with ε
+around 0.5–1, built with `dpverify.libraries.diffprivlib`.
 """
 from __future__ import annotations
 
@@ -14,19 +9,22 @@ from functools import partial
 
 import numpy as np
 
+from _census_common import config
+
 SKIPPED = {
     "Vector": "perturbs an objective; its guarantee is about the minimiser of the perturbed "
-              "objective over a dataset, so its inputs are objective functions of neighbouring "
-              "datasets: from_mechanism raises InvalidPairsError without pairs= (audited "
-              "through models.LogisticRegression, which uses it)",
-    "DPTransformer (IntToString, StringToInt, RoundedInteger)": "wrappers that change the "
-              "input domain of another mechanism; need pairs= in their own domain",
+        "objective over a dataset, so its inputs are objective functions of neighbouring "
+        "datasets: from_mechanism raises InvalidPairsError without pairs= (audited through "
+        "models.LogisticRegression, which uses it)",
+    "DPTransformer (IntToString, StringToInt, RoundedInteger)": "wrappers that change the input "
+        "domain of another mechanism; need pairs= in their own domain",
     "tools.histogramdd / histogram2d": "the same GeometricTruncated per bin as histogram",
-    "tools.percentile / nanvar / nanstd / nansum": "the same code paths as quantile, var, std, sum",
+    "tools.percentile / nanvar / nanstd / nansum": "the same code paths as quantile, var, "
+        "std, sum",
     "models.LogisticRegression": "about 3.4 ms per fit, too slow for the census budget; "
-              "from_tool(models.LogisticRegression, (X, y), eps, data_norm=...) audits it",
+        "from_tool(models.LogisticRegression, (X, y), eps, data_norm=...) audits it",
     "models.KMeans / PCA / StandardScaler / RandomForestClassifier / DecisionTreeClassifier":
-              "too slow per fit for a census budget; audit with from_tool(..., output=...)",
+        "too slow per fit for a census budget; audit with from_tool(..., output=...)",
 }
 
 
@@ -43,10 +41,6 @@ def _tool(tool_name: str, data, epsilon, **kwargs):
     from dpverify.libraries.diffprivlib import from_tool
     tool = getattr(tools, tool_name, None) or getattr(models, tool_name)
     return from_tool(tool, data, epsilon, **kwargs)
-
-
-def _config(params: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
 MECHANISMS = [  # (class, parameters, samples)
@@ -95,50 +89,44 @@ TOOLS = [  # (tool, data, parameters, samples)
 
 def cases() -> list:
     """(name, configuration, build, samples) for every census case."""
-    out = [(f"mechanisms.{cls}", _config(params), partial(_mechanism, cls, **params), samples)
+    out = [(f"mechanisms.{cls}", config(params), partial(_mechanism, cls, **params), samples)
            for cls, params, samples in MECHANISMS]
     for name, data, params, samples in TOOLS:
         kind = "models" if name[0].isupper() else "tools"
-        config = f"D={np.asarray(data[0] if isinstance(data, tuple) else data).ravel().tolist()}"
-        if isinstance(data, tuple):
-            config += f", y={np.asarray(data[1]).tolist()}"
-        out.append((f"{kind}.{name}", f"{config}, {_config(params)}",
+        X, y = data if isinstance(data, tuple) else (data, None)
+        shown = f"D={np.asarray(X).ravel().tolist()}"
+        if y is not None:
+            shown += f", y={np.asarray(y).tolist()}"
+        out.append((f"{kind}.{name}", f"{shown}, {config(params)}",
                     partial(_tool, name, data, **params), samples))
     return out
 
-
-# Why a case can pass at half its claim: a claim looser than the mechanism, not a weak audit.
 HALF_CLAIM_NOTES = {
     "mechanisms.Gaussian": "the classic calibration σ = Δ√(2 ln(1.25/δ))/ε is loose: the "
-                           "mechanism is far more private than (ε, δ), so (ε/2, δ) can hold too",
+        "mechanism is far more private than (ε, δ), so (ε/2, δ) can hold too",
     "mechanisms.Uniform": "its claim is (0, δ): halving ε = 0 does not change it (audited at "
-                          "ε = 0.001, which (0, δ) implies)",
-    "mechanisms.ExponentialCategorical": "on these pairs its true ε is 0.5 (the utility "
-                                         "spread is 1, the calibration assumes 2): the claim is "
-                                         "loose by a factor 2",
+        "ε = 0.001, which (0, δ) implies)",
+    "mechanisms.ExponentialCategorical": "on these pairs its true ε is 0.5 (the utility spread "
+        "is 1, the calibration assumes 2): the claim is loose by a factor 2",
     "tools.median": "on these pairs the true ε is 0.5 (computed): the claim is loose by a "
-                    "factor 2",
+        "factor 2",
 }
 
-
-# What was checked before calling a failure of the library's own claim the library's fault.
 FINDINGS_CHECKED = {
-    "models.GaussianNB": (
-        "the corner pair gives one row a label no other row has. diffprivlib's GaussianNB.fit "
-        "takes its classes from y (scikit-learn's np.unique(y)) and releases one mean, "
-        "variance and noisy count per class, so the number of classes is released without "
+    "models.GaussianNB": "the corner pair gives one row a label no other row has. diffprivlib's "
+        "GaussianNB.fit takes its classes from y (scikit-learn's np.unique(y)) and releases one "
+        "mean, variance and noisy count per class, so the number of classes is released without "
         "noise and ε is infinite on that pair. Checked outside dpverify: 1,000 direct fits on "
         "X = [0, 0, 1, 1] with y = [0, 0, 1, 1] all release 2 class counts, 1,000 with "
         "y = [2, 0, 1, 1] all release 3. diffprivlib 0.6 has no `classes=` argument for "
         "GaussianNB that would fix the class set in advance; it warns about bounds taken from "
-        "the data, not about classes."),
-    "models.LinearRegression": (
-        "diffprivlib's `_construct_regression_obj` computes the sensitivity of the XᵀX "
-        "diagonal as `np.max(np.abs([bounds_X[0][i], bounds_X[0][i]])) ** 2`: the lower bound "
-        "twice, never the upper one. With bounds (0, 1) that sensitivity is 0, so Σ(x − m)² is "
-        "released with no noise and the fit diverges on the dataset whose feature column is "
-        "constant. Checked outside dpverify: in a direct Monte Carlo of the shipped class on "
-        "X = [0, 0, 0, 0], P(|coef| ≥ 1000) is 0.587; with `bounds_X[1][i]` in the second slot "
-        "it is 0.000. The pair differs in one record, inside the bounds, as the model's docs "
-        "require."),
+        "the data, not about classes.",
+    "models.LinearRegression": "diffprivlib's `_construct_regression_obj` computes the "
+        "sensitivity of the XᵀX diagonal as `np.max(np.abs([bounds_X[0][i], "
+        "bounds_X[0][i]])) ** 2`: the lower bound twice, never the upper one. With bounds (0, 1) "
+        "that sensitivity is 0, so Σ(x − m)² is released with no noise and the fit diverges on "
+        "the dataset whose feature column is constant. Checked outside dpverify: in a direct "
+        "Monte Carlo of the shipped class on X = [0, 0, 0, 0], P(|coef| ≥ 1000) is 0.587; with "
+        "`bounds_X[1][i]` in the second slot it is 0.000. The pair differs in one record, inside "
+        "the bounds, as the model's docs require.",
 }
