@@ -1,14 +1,11 @@
 """What every scripts/_census_<library>.py gives scripts/libraries.py, and what they share.
 
-`cases()` returns (name, configuration, build, samples) per case: `build()` makes the
-dpverify Mechanism with the library's adapter (dpverify.libraries.<library>: claim read from
-the library object, neighbouring pairs from its domain and metric, corners included), and
-`samples` is the per-input sample size that keeps the library's whole census (every case
-audited at its claim and at half of it) to about five or six minutes on a 2-core machine.
-`HALF_CLAIM_NOTES` says why a case can pass at half its claim (a claim looser than the
-mechanism, not a weak audit); `FINDINGS_CHECKED` what was checked with direct library calls
-before calling a failure of the library's own claim the library's fault; `SKIPPED` what the
-census leaves out, and why.
+`cases()`: (name, configuration, build, samples) per case, where `build()` makes the dpverify
+Mechanism with the library's adapter (dpverify.libraries.<library>) and `samples` per input
+keep the library's census (each case at its claim and at half of it) to about six minutes on
+2 cores. `HALF_CLAIM_NOTES`: why a case can pass at half its claim (a claim looser than the
+mechanism, not a weak audit); `FINDINGS_CHECKED`: what direct library calls showed before a
+failure of a case's own claim was called the library's; `SKIPPED`: what is left out, and why.
 """
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """Census cases for OpenDP (read by scripts/libraries.py; scripts/_census_common.py says what
 a census module offers): its measurement constructors and pipelines composed with >> and
 combinators, each small (ε or ρ about 0.5-1, vectors of 3-4 scores), built with
-`dpverify.libraries.opendp.from_measurement`.
-
-OpenDP draws its own, unseedable randomness: the same seed does not reproduce a bound. Most
-claims here are exactly tight, so an audit at its claim at confidence 0.95 is a false alarm up
-to 5% of the time (2 of 40 audits of make_randomized_response_bool): re-audit a violation with
-another seed before filing it.
+`dpverify.libraries.opendp.from_measurement`. OpenDP draws its own, unseedable randomness:
+the same seed does not reproduce a bound, so re-audit a violation with another seed before
+filing it (2 of 40 audits of make_randomized_response_bool at its claim failed at 0.95).
 """
 from __future__ import annotations
 
@@ -51,10 +48,6 @@ def _alp():
                                      TO="ExtrinsicObject")
 
 
-ALP_NAME = ("opendp:make_alp_queryable(scale=1.0, total_limit=8, value_limit=8) >> "
-            "query('a', 'b', 'c')")
-
-
 CASES = [  # (constructor, configuration, make, samples[, from_measurement options])
     ("make_laplace", "f64, scale=1 (ε=1)", lambda: dp.m.make_laplace(FLOATS, AD, scale=1.0), S15),
     ("make_gaussian", "f64, scale=1 (ρ=0.5)",
@@ -89,7 +82,9 @@ CASES = [  # (constructor, configuration, make, samples[, from_measurement optio
     ("make_private_quantile", "median of 5 candidates, scale=1 (ε=1)",
      lambda: dp.m.make_private_quantile(RECORDS, SYMMETRIC, dp.max_divergence(),
                                         [0.0, 1.0, 2.0, 3.0, 4.0], 0.5, 1.0), S15),
-    ("make_alp_queryable", "str→i32, scale=1, queried at 3 keys", _alp, S15, dict(name=ALP_NAME)),
+    ("make_alp_queryable", "str→i32, scale=1, queried at 3 keys", _alp, S15,
+     dict(name="opendp:make_alp_queryable(scale=1.0, total_limit=8, value_limit=8) >> "
+               "query('a', 'b', 'c')")),
     # measurements composed with >> and combinators
     ("make_clamp >> make_sum >> make_laplace", "records in [0, 1], scale=1 (ε=1)",
      lambda: dp.t.make_clamp(RECORDS, SYMMETRIC, (0.0, 1.0)) >> dp.t.then_sum()

@@ -1,13 +1,10 @@
 """Census cases for PipelineDP 0.3 (read by scripts/libraries.py; scripts/_census_common.py
-says what a census module offers): DPEngine.aggregate with each standard metric alone and
-together, select_partitions, public and private partition selection (truncated geometric,
-Laplace and Gaussian thresholding), Laplace and Gaussian noise, contribution bounds above 1
-and both budget accountants, on the LocalBackend, built with `dpverify.libraries.pipelinedp`
-(pairs from the adapter's corners: one privacy unit added with all its contributions, in new
-partitions, at the value bounds, to the empty dataset). The datasets are small because the
-LocalBackend costs 5-40 µs per row and partition. Private partition selection is audited on a
-partition whose unit count sits where the release probability climbs, so that both the
-selection and the noise of the released values spend the budget.
+says what a census module offers): DPEngine.aggregate and select_partitions on the
+LocalBackend, built with `dpverify.libraries.pipelinedp`, whose pairs are corners (one privacy
+unit added with all its contributions: in new partitions, at the value bounds, to the empty
+dataset). The datasets are small: the LocalBackend costs 5-40 µs per row and partition.
+Private partition selection is audited where the release probability climbs with the unit
+count, so that both the selection and the noise of the released values spend the budget.
 
 `python scripts/_census_pipelinedp.py --check` repeats the direct library check of the
 VARIANCE finding (FINDINGS_CHECKED): about 15 s on a quiet machine.
@@ -30,9 +27,8 @@ def _params(metrics, noise="LAPLACE", bounds=None, partitions=1, per_partition=1
     """pipeline_dp.AggregateParams from the names of its enums (pipeline_dp imported on first
     build)."""
     import pipeline_dp
-    limits = (dict(max_contributions=total) if total else
-              dict(max_partitions_contributed=partitions,
-                   max_contributions_per_partition=per_partition))
+    limits = (dict(max_contributions=total) if total else dict(
+        max_partitions_contributed=partitions, max_contributions_per_partition=per_partition))
     extra = {} if bounds is None else dict(min_value=bounds[0], max_value=bounds[1])
     if selection:
         extra["partition_selection_strategy"] = getattr(pipeline_dp.PartitionSelectionStrategy,
@@ -50,15 +46,14 @@ def _aggregate(metrics, accountant, dataset, public=None, corners=None, **params
                             corners=corners)
 
 
-def _select(accountant, dataset, partitions=1, selection="TRUNCATED_GEOMETRIC", corners=None):
-    """A DPEngine.select_partitions through from_partition_selection."""
+def _select(accountant, dataset, selection="TRUNCATED_GEOMETRIC"):
+    """A DPEngine.select_partitions, one partition per unit, through from_partition_selection."""
     import pipeline_dp
     from dpverify.libraries.pipelinedp import from_partition_selection
     params = pipeline_dp.SelectPartitionsParams(
-        max_partitions_contributed=partitions,
+        max_partitions_contributed=1,
         partition_selection_strategy=getattr(pipeline_dp.PartitionSelectionStrategy, selection))
-    return from_partition_selection(params, dataset, accountant=_accountant(*accountant),
-                                    corners=corners)
+    return from_partition_selection(params, dataset, accountant=_accountant(*accountant))
 
 
 def _accountant(kind, epsilon, delta):
@@ -114,8 +109,8 @@ SKIPPED = {
         "selection and raises TypeError; audited with public partitions "
         "(aggregate.COUNT(max_contributions))",
     "VARIANCE with PLDBudgetAccountant": "PipelineDP raises NotImplementedError",
-    "PERCENTILE, VECTOR_SUM, custom combiners": "not in the adapter's scope (issue 57 names "
-        "count, sum, mean, variance and privacy-id count)",
+    "PERCENTILE, VECTOR_SUM, custom combiners":
+        "not in the adapter's scope (issue 57: count, sum, mean, variance, privacy-id count)",
     "select_partitions(WEIGHTED_GAUSSIAN_THRESHOLDING)": "PipelineDP runs a scipy binary search "
         "(dp_computations.gaussian_epsilon) for every partition of every run, about 50 ms a "
         "partition: too slow for the census budget (from_partition_selection audits it; so is "
@@ -130,8 +125,7 @@ def cases() -> list:
     return list(CASES)
 
 
-# None: every case was flagged at half its claim (a single partition selection or a metric
-# tight on one pair; the private-selection cases sit where the release probability climbs)
+# none: every case is flagged at half its claim (a selection or a metric tight on one pair)
 HALF_CLAIM_NOTES: dict = {}
 
 FINDINGS_CHECKED = {

@@ -3,15 +3,6 @@ scripts/libraries.py (scripts/_census_common.py says what a census module offers
 numerical mechanisms, every algorithm of `pydp.algorithms.laplacian` at int and float dtypes,
 and the partition selection strategies, each at one small configuration with ε = 1 (δ = 1e-3
 where there is one), built with `dpverify.libraries.pydp`.
-
-A bug that breaks no claim: with dtype="int", BoundedVariance (and so BoundedStandardDeviation)
-computes its midpoints lower + (upper − lower)/2 and lower² + (upper² − lower²)/2 in integer
-arithmetic: with bounds (0, 1) both are 0, not 0.5, so a record at 1 moves the normalised sums
-by 1 where the noise is calibrated to 0.5. On the empty dataset (the release is then the
-midpoints' variance) direct library calls release 0 in 89% of 20,000 runs, 13% with
-dtype="float" (median 0.25). The release combines three noisy sums and stayed below its claim
-(best bound 0.79 on [0] against [0, 1]; a numpy model of the formula peaks near 0.85): the
-case "BoundedVariance (int, bounds 0..1)" keeps watching it.
 """
 from __future__ import annotations
 
@@ -69,8 +60,13 @@ ALGORITHMS = [  # (class, constructor keywords, samples)
     ("Count", dict(epsilon=1.0, dtype="int"), S14),
     ("Count", dict(epsilon=1.0, l0_sensitivity=2, linf_sensitivity=2, dtype="float"), S13),
     *_int_and_float(("BoundedSum", "BoundedMean", "BoundedVariance"), S14),
-    # integer bounds (0, 1): the integer midpoints of the module docstring; the audit checks
-    # that the release still holds its ε
+    # bounds (0, 1), where BoundedVariance (and so BoundedStandardDeviation) with dtype="int"
+    # computes its midpoints lower + (upper − lower)/2 and lower² + (upper² − lower²)/2 in
+    # integer arithmetic: 0, not 0.5, so a record at 1 moves the normalised sums by 1 where the
+    # noise is calibrated to 0.5. A bug that breaks no claim: on the empty dataset direct calls
+    # release 0 in 89% of 20,000 runs (13% with dtype="float", median 0.25), but the release
+    # combines three noisy sums and stays below its claim (best bound 0.79 on [0] against
+    # [0, 1]; a numpy model of the formula peaks near 0.85)
     ("BoundedVariance", dict(epsilon=1.0, lower_bound=0, upper_bound=1, dtype="int"), S14),
     *_int_and_float(("BoundedStandardDeviation",), S14),
     # quantile-tree algorithms: 150-350 µs a run, and far more private than their claim (see
