@@ -7,8 +7,6 @@ keep the library's census (each case at its claim and at half of it) to about si
 mechanism, not a weak audit); `FINDINGS_CHECKED`: what direct library calls showed before a
 failure of a case's own claim was called the library's; `SKIPPED`: what is left out, and why.
 """
-from __future__ import annotations
-
 from functools import partial
 
 S10, S11, S12, S13, S14, S15, S16 = (1 << n for n in range(10, 17))  # samples per input

@@ -3,8 +3,6 @@ says what a census module offers): every mechanism class that has a neighbouring
 dpverify can build, and its bounded tools and models, each at one small configuration with ε
 around 0.5–1, built with `dpverify.libraries.diffprivlib`.
 """
-from __future__ import annotations
-
 from functools import partial
 
 import numpy as np
@@ -12,10 +10,9 @@ import numpy as np
 from _census_common import config
 
 SKIPPED = {
-    "Vector": "perturbs an objective; its guarantee is about the minimiser of the perturbed "
-        "objective over a dataset, so its inputs are objective functions of neighbouring "
-        "datasets: from_mechanism raises InvalidPairsError without pairs= (audited through "
-        "models.LogisticRegression, which uses it)",
+    "Vector": "perturbs an objective function (models.LogisticRegression uses it): its inputs "
+        "are the objectives of neighbouring datasets, so from_mechanism raises "
+        "InvalidPairsError without pairs=",
     "DPTransformer (IntToString, StringToInt, RoundedInteger)": "wrappers that change the input "
         "domain of another mechanism; need pairs= in their own domain",
     "tools.histogramdd / histogram2d": "the same GeometricTruncated per bin as histogram",

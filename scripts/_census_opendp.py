@@ -5,8 +5,6 @@ combinators, each small (ε or ρ about 0.5-1, vectors of 3-4 scores), built wit
 the same seed does not reproduce a bound, so re-audit a violation with another seed before
 filing it (2 of 40 audits of make_randomized_response_bool at its claim failed at 0.95).
 """
-from __future__ import annotations
-
 import opendp.prelude as dp
 
 from _census_common import S13, S14, S15, measured
@@ -42,8 +40,7 @@ def _alp():
     every bit flips with probability 1/6, so the estimate of "c" reads 8 with probability
     1/18 when it holds 1 and 1/36 when it is absent: ε = ln 2 on that event, which is rare
     enough that half the claim (0.5) needs 2^15 runs per input to be certified."""
-    sketch = dp.m.make_alp_queryable(COUNTS, L01_INT, scale=1.0, total_limit=8,
-                                     value_limit=8)
+    sketch = dp.m.make_alp_queryable(COUNTS, L01_INT, scale=1.0, total_limit=8, value_limit=8)
     return sketch >> dp.new_function(lambda queryable: tuple(queryable(key) for key in "abc"),
                                      TO="ExtrinsicObject")
 

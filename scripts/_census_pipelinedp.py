@@ -9,8 +9,6 @@ count, so that both the selection and the noise of the released values spend the
 `python scripts/_census_pipelinedp.py --check` repeats the direct library check of the
 VARIANCE finding (FINDINGS_CHECKED): about 15 s on a quiet machine.
 """
-from __future__ import annotations
-
 import sys
 from functools import partial
 

@@ -4,8 +4,6 @@ numerical mechanisms, every algorithm of `pydp.algorithms.laplacian` at int and 
 and the partition selection strategies, each at one small configuration with ε = 1 (δ = 1e-3
 where there is one), built with `dpverify.libraries.pydp`.
 """
-from __future__ import annotations
-
 from functools import partial
 
 from _census_common import S10, S13, S14, S15, S16, config

@@ -10,8 +10,6 @@ flagged). NoisyQuantile's claims are not tight on the pairs built (from the exac
 densities: a median at ε = 1 loses 0.69 on them; at ε = 4 as zCDP, max_α D_α/α = 1.46 against
 ρ = 2), so its cases get larger budgets.
 """
-from __future__ import annotations
-
 from fractions import Fraction
 
 from tmlt.core.domains.collections import DictDomain
