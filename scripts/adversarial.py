@@ -1,12 +1,11 @@
 """Adversarial false-alarm suite: correct mechanisms chosen to stress the certificates.
 
 Each case in CASES meets its claim exactly, so every violation is a false alarm. Each is audited
-on seeds 0..N−1 in the three MODES; each row's false-alarm rate gets a two-sided 95%
-Clopper–Pearson interval against the promise 1 − confidence, and a row lying wholly above it is
-measured again on FOLLOW_UP·N fresh seeds: if that lies above too, the promise is broken (exit
-1). Rare leaks: Laplace releasing its input in a fraction of runs (LEAK_RATES), every violation
-a catch. Writes DIR/adversarial.json and DIR/adversarial.md; how to read them: docs/results.md,
-"Adversarial false alarms".
+on seeds 0..N−1 in the three MODES, its false-alarm rate set against the promise 1 − confidence
+(a two-sided 95% Clopper–Pearson interval); a row lying wholly above it is measured again on
+FOLLOW_UP·N fresh seeds, and if that lies above too the promise is broken (exit 1). Rare leaks:
+Laplace releasing its input in a fraction LEAK_RATES of runs. Writes DIR/adversarial.json and
+DIR/adversarial.md; how to read them: docs/results.md, "Adversarial false alarms".
 
 Usage: python scripts/adversarial.py --out DIR [--seeds 200] [--seconds 0.4] [--jobs 2]
            [--only CASE ...] [--modes MODE ...] [--first-seed 0] [--leak-seeds 40]
@@ -18,8 +17,8 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -39,8 +38,7 @@ LEAK_RATES = (1e-4, 1e-5, None)  # None: the reach a leak-free audit's pass stat
 FOLLOW_UP = 5     # a row above the promise is measured again on this many times the seeds
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(NamedTuple):
     name: str
     what: str
     build: object   # () -> dpverify.Mechanism
