@@ -1,44 +1,29 @@
-"""DP-SGD's batch sampling audited against its accountant's curve: one epoch with Poisson
-subsampling and one with shuffled fixed-size batches, both claiming the privacy profile that
-dp_accounting's PLD accountant gives Poisson subsampling (mechanisms_under_test/dpsgd.py).
+"""DP-SGD's batch sampling against its accountant: an epoch with Poisson subsampling and one
+with shuffled batches (mechanisms_under_test/dpsgd.py), both claiming dp_accounting's Poisson
+curve. (a) The default epoch (T = 10, batch 4, σ = 3), each version on seeds 0..S−1, seed 0 in
+full and pictured (DIR/dpsgd/<version>/); (b) an exact lower bound on the shuffled epoch's true
+ε at δ = 1e-5, from its last batch alone; (c) each version once over σ ∈ {0.5, 1, 2, 3} and
+T ∈ {1, 2, 10}. Writes DIR/dpsgd.json and DIR/dpsgd.md (how to read them: docs/results.md).
 
-What is measured
-    (a) The default configuration (T = 10 steps, batch 4, σ = 3): each version audited at its
-        claim on seeds 0..S−1 (``--seeds``, default 10) at the default budget; for seed 0 the
-        full result: verdict, the test certified against the curve, the ε where the
-        certified δ most exceeds the claim's, and the certified ε at δ = 1e-5 beside the
-        accountant's ε there.
-    (b) A lower bound on the shuffled epoch's true ε at δ = 1e-5, computed without sampling:
-        the sum of the short last batch alone, on the pair whose other gradients are −1, is
-        a one-dimensional mixture whose exact δ(ε) is integrated numerically (post-processing
-        can only lose privacy, so the epoch's true δ(ε) is at least this).
-    (c) Where the gap exists: σ ∈ {0.5, 1, 2, 3} and T ∈ {1, 2, 10} (batch 4), each version
-        audited once (seed 0): flagged or not, and the certified ε at δ = 1e-5 beside the
-        accountant's.
-    Pictures of seed 0 of (a): DIR/dpsgd/<version>/tradeoff.png and delta_curve.png.
-
-Usage:
-    python scripts/dpsgd.py --out DIR [--seeds S]       (writes DIR/dpsgd.md, DIR/dpsgd.json)
+Usage: python scripts/dpsgd.py --out DIR [--seeds S] [--render-only]   (S = 10)
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-import _common  # noqa: E402,F401  (puts the repository on the path)
+from _common import read_json, table, write_json
 
-import numpy as np  # noqa: E402
-from scipy.optimize import brentq  # noqa: E402
-from scipy.stats import norm  # noqa: E402
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
 
-import dpverify  # noqa: E402
-from dpverify.interfaces.fdp_report import write_fdp_plots  # noqa: E402
-from dpverify.result import jsonable  # noqa: E402
-from _machine import machine_meta, package_version  # noqa: E402
-from mechanisms_under_test.dpsgd import (ACCOUNTANT_CLAIM, BATCH, NOISE, STEPS,  # noqa: E402
+import dpverify
+from dpverify.interfaces.fdp_report import write_fdp_plots
+from _machine import machine_meta, package_version
+from mechanisms_under_test.dpsgd import (ACCOUNTANT_CLAIM, BATCH, NOISE, STEPS,
                                          epsilon_of_accountant, make_dpsgd)
 
 REFERENCE_DELTA = 1e-5
@@ -54,9 +39,8 @@ def audit_row(version: str, steps: int, noise: float, seed: int) -> dict:
     ratio, delta, reached, claim_there = result.reached
     w = result.witness
     return {"version": version, "steps": steps, "batch": BATCH, "noise": noise, "seed": seed,
-            "verdict": result.verdict, "outcome": result.outcome,
-            "alpha_upper": result.alpha, "beta_upper": result.beta,
-            "claimed_beta": result.claimed_beta,
+            "verdict": result.verdict, "outcome": result.outcome, "alpha_upper": result.alpha,
+            "beta_upper": result.beta, "claimed_beta": result.claimed_beta,
             "worst_epsilon": eps, "certified_delta": certified, "claimed_delta": claimed,
             "reached_ratio": ratio, "reached_delta": delta, "reached_epsilon": reached,
             "claim_epsilon_there": claim_there,
@@ -94,141 +78,81 @@ def fmt(x, digits=4) -> str:
     return f"{x:.{digits}g}"
 
 
-def write_markdown(path: Path, doc: dict) -> None:
-    meta, main = doc["meta"], doc["default"]
-    poisson, shuffled = main["poisson"], main["shuffled"]
-    acct = shuffled["accountant_epsilon_at_reference"]
+def render(doc: dict) -> str:
+    """dpsgd.md from the JSON document main writes."""
+    meta, seeds = doc["meta"], doc["seeds"]
+    poisson, shuffled = doc["default"]["poisson"], doc["default"]["shuffled"]
+    acct, ref = shuffled["accountant_epsilon_at_reference"], f"{REFERENCE_DELTA:g}"
+    n = meta["seeds"]
     lines = [
-        "# DP-SGD: shuffled batches against the Poisson accountant's curve",
-        "",
+        "# DP-SGD: shuffled batches against the Poisson accountant's curve", "",
         f"dpverify {meta['dpverify']}, dp-accounting {meta['dp_accounting']}, measured on "
         f"{meta['date']} ({meta['cpu_model']}, {meta['cpu_count']} logical CPUs); "
-        f"{meta['seconds']:.0f} s in all. Written by `scripts/dpsgd.py`.",
-        "",
-        "## What is audited",
-        "",
-        f"One epoch of DP-SGD on one-dimensional per-example gradients clipped to [−1, 1]: "
-        f"T = {STEPS} steps, each releasing its batch's gradient sum plus N(0, σ²), σ = "
-        f"{NOISE:g} (noise multiplier, clip norm 1), batch size b = {BATCH}, a dataset of "
-        f"N = {STEPS * BATCH} examples (`mechanisms_under_test/dpsgd.py`). Two ways to form "
-        "the batches:",
-        "",
-        "- **Poisson**: each step takes every example independently with probability "
-        f"q = b/N = 1/{STEPS}. This is what the accountant analyses.",
-        "- **Shuffled**: one random permutation of the data cut into batches of b consecutive "
-        "examples, the last one shorter when b does not divide the dataset's size, as a "
-        "shuffling data loader does.",
-        "",
-        "**The claim, for both**: the privacy profile δ(ε) that `dp_accounting`'s PLD "
-        f"accountant gives {STEPS} Poisson-subsampled Gaussian steps (q = 1/{STEPS}, "
-        f"σ = {NOISE:g}), add-or-remove-one neighbours: at δ = {REFERENCE_DELTA:g} it reports "
-        f"**ε = {fmt(acct)}**. Reporting this ε for a shuffled implementation is the common "
-        "practice that Chua et al. (\"How Private are DP-SGD Implementations?\", ICML 2024) "
-        "showed can understate the privacy loss.",
-        "",
-        "**Neighbours** (add or remove one example, the accountant's relation): N − 1 "
-        "examples, and the same plus one example whose gradient is 1; the other gradients are "
-        "all 0 (the accountant's worst case for Poisson sampling) or all −1 (a data set where "
-        "the shuffled loader's short last batch reveals, through its sum, whether the example "
-        "was there).",
-        "",
-        "The audit is `dpverify.audit(mechanism)` on the declared `profile=` claim "
-        "(docs/fdp.md): one event chosen on search runs, counted on fresh runs, tested against "
-        "the whole curve at confidence 0.95.",
-        "",
-        "## Result",
-        "",
-        "| version | verdict | certified test (α ≤, β ≤) | the claim's least β there | "
-        f"certified ε at δ = {REFERENCE_DELTA:g} | accountant's ε there | runs | seconds |",
-        "|---|---|---|--:|--:|--:|--:|--:|"]
-    for row in (poisson, shuffled):
-        lines.append(f"| {row['version']} | **{row['outcome']}** | {fmt(row['alpha_upper'])}, "
-                     f"{fmt(row['beta_upper'])} | {fmt(row['claimed_beta'])} | "
-                     f"{fmt(row['certified_epsilon_at_reference'])} | "
-                     f"{fmt(row['accountant_epsilon_at_reference'])} | {row['samples']:,} | "
-                     f"{row['seconds']:.1f} |")
+        f"{meta['seconds']:.0f} s in all. Written by `scripts/dpsgd.py`; what is audited and how "
+        "to read it: [docs/results.md](../docs/results.md#dp-sgd-against-its-accountant).", "",
+        f"One epoch of DP-SGD (`mechanisms_under_test/dpsgd.py`): T = {STEPS} steps over "
+        f"N = {STEPS * BATCH} one-dimensional gradients clipped to [−1, 1], each step releasing "
+        f"its batch's sum plus N(0, σ²), σ = {NOISE:g}, batch size b = {BATCH}; the batches drawn "
+        f"by **Poisson** sampling (q = 1/{STEPS}) or cut from one **shuffle** (the last one "
+        "shorter). Both claim the privacy profile dp_accounting's PLD accountant gives the Poisson "
+        f"epoch (add or remove one example): at δ = {ref}, **ε = {fmt(acct)}**.", "",
+        "## Result", ""]
+    lines += table(["version", "verdict", "certified test (α ≤, β ≤)", "the claim's least β there",
+                    f"certified ε at δ = {ref}", "accountant's ε there", "runs", "seconds"],
+                   [[r["version"], f"**{r['outcome']}**",
+                     f"{fmt(r['alpha_upper'])}, {fmt(r['beta_upper'])}", fmt(r["claimed_beta"]),
+                     fmt(r["certified_epsilon_at_reference"]),
+                     fmt(r["accountant_epsilon_at_reference"]), f"{r['samples']:,}",
+                     f"{r['seconds']:.1f}"] for r in (poisson, shuffled)], align="lllrrrrr")
     lines += [
-        "",
-        f"- **Shuffled: flagged.** Its best test (event `{shuffled['event']}`, on the pair "
-        f"whose other gradients are {shuffled['pair_others']:g}) has false-positive rate at "
-        f"most {fmt(shuffled['alpha_upper'])} and false-negative rate at most "
-        f"{fmt(shuffled['beta_upper'])}, where the accountant's curve allows no test a "
-        f"false-negative rate below {fmt(shuffled['claimed_beta'])}. In the accountant's own "
-        f"terms: at ε = {fmt(shuffled['worst_epsilon'], 3)} the shuffled epoch's δ is at "
-        f"least {fmt(shuffled['certified_delta'])}, the accountant's "
-        f"{fmt(shuffled['claimed_delta'])}; and at δ = {REFERENCE_DELTA:g} its ε is at least "
-        f"**{fmt(shuffled['certified_epsilon_at_reference'])}** where the accountant reports "
-        f"{fmt(acct)}. All of these hold together at confidence 0.95 (one box; "
-        "docs/theory.md §9.3).",
-        f"- **Poisson: passes** (no violation found at this budget; not a proof). The audit "
-        f"is conclusive: its best test reaches {poisson['reached_ratio']:.0%} of the "
-        f"accountant's ε at δ = {fmt(poisson['reached_delta'], 3)} (certified "
-        f"{fmt(poisson['reached_epsilon'])} against {fmt(poisson['claim_epsilon_there'])}), "
-        "so the budget would have caught the curve broken by half.",
-        f"- Over seeds 0..{meta['seeds'] - 1} at the default budget: shuffled flagged on "
-        f"{doc['seeds']['shuffled_flagged']} of {meta['seeds']}, Poisson on "
-        f"{doc['seeds']['poisson_flagged']} of {meta['seeds']} (each of those would be a false "
-        "alarm, at most 5% of audits); the Poisson epoch's passes were conclusive in "
-        f"{doc['seeds']['poisson_conclusive_passes']} of {meta['seeds']}.",
-        "",
-        "### How large the true gap is",
-        "",
-        f"The shuffled epoch's true curve has no closed form. A lower bound needs no sampling: "
-        "on the pair with other gradients −1, the last batch's sum alone is N(−(b − 1), σ²) "
-        "without the example and, with it, N(−b, σ²) or (when the example landed in it, "
-        f"probability 1/T) N(−b + 2, σ²). Its exact δ(ε), integrated numerically, puts the "
-        f"epoch's true ε at δ = {REFERENCE_DELTA:g} at **≥ {fmt(doc['last_batch_epsilon'])}**, "
-        f"against the accountant's {fmt(acct)}. What the audit certified "
-        f"({fmt(shuffled['certified_epsilon_at_reference'])}) lies below that, as a certified "
-        "lower bound must.",
-        "",
-        "## Where the gap is",
-        "",
-        "Each cell: batch 4, seed 0, default budget; *certified ε* is at δ = "
-        f"{REFERENCE_DELTA:g}, beside the accountant's ε there.",
-        "",
-        "| σ | T | shuffled | certified ε (shuffled) | Poisson | certified ε (Poisson) | "
-        "accountant's ε |", "|--:|--:|---|--:|---|--:|--:|"]
-    for cell in doc["scan"]:
-        s, p = cell["shuffled"], cell["poisson"]
-        lines.append(f"| {s['noise']:g} | {s['steps']} | {s['outcome']} | "
-                     f"{fmt(s['certified_epsilon_at_reference'])} | {p['outcome']} | "
-                     f"{fmt(p['certified_epsilon_at_reference'])} | "
-                     f"{fmt(s['accountant_epsilon_at_reference'])} |")
-    lines += [
-        "",
-        "With one step (T = 1) the two versions are the same mechanism, one full batch, and "
-        "nothing is flagged. With more steps Poisson sampling's amplification lowers the "
-        "accountant's curve, while the shuffled loader's short last batch keeps a shift of one "
-        "gradient in one known release. At small σ the accountant's ε at δ = "
-        f"{REFERENCE_DELTA:g} is large (runs in which the example is drawn into several steps dominate its tail), "
-        "so the shuffled version's ε there may lie below it even where its curve is flagged "
-        "elsewhere: the violation is then at smaller ε, where the accountant's δ is too small.",
-        "",
-        "Pictures of seed 0 (the trade-off plane and δ(ε) against the accountant's curve): "
+        "", f"- **Shuffled: flagged.** Its best test (event `{shuffled['event']}`, on the pair "
+        f"whose other gradients are {shuffled['pair_others']:g}) has α ≤ "
+        f"{fmt(shuffled['alpha_upper'])} and β ≤ {fmt(shuffled['beta_upper'])}, where the "
+        f"accountant's curve allows no test a β below {fmt(shuffled['claimed_beta'])}: at "
+        f"ε = {fmt(shuffled['worst_epsilon'], 3)} the shuffled epoch's δ is at least "
+        f"{fmt(shuffled['certified_delta'])}, the accountant's {fmt(shuffled['claimed_delta'])}; "
+        f"at δ = {ref} its ε is at least **{fmt(shuffled['certified_epsilon_at_reference'])}** "
+        f"where the accountant reports {fmt(acct)}. All hold together at confidence 0.95.",
+        f"- **Poisson: passes**, conclusively: its best test reaches "
+        f"{poisson['reached_ratio']:.0%} of the accountant's ε at δ = "
+        f"{fmt(poisson['reached_delta'], 3)} (certified {fmt(poisson['reached_epsilon'])} "
+        f"against {fmt(poisson['claim_epsilon_there'])}).",
+        f"- Over seeds 0..{n - 1}: shuffled flagged on {seeds['shuffled_flagged']} of {n}, "
+        f"Poisson on {seeds['poisson_flagged']} of {n} (false alarms, at most 5% of audits); "
+        f"the Poisson passes conclusive in {seeds['poisson_conclusive_passes']} of {n}.", "",
+        f"A lower bound on the shuffled epoch's true ε at δ = {ref}, exact, from its last batch "
+        f"alone: **≥ {fmt(doc['last_batch_epsilon'])}**, against the accountant's {fmt(acct)}.",
+        "", "## Where the gap is", "",
+        f"Batch {BATCH}, seed 0, default budget; certified ε at δ = {ref}.", ""]
+    lines += table(["σ", "T", "shuffled", "certified ε (shuffled)", "Poisson",
+                    "certified ε (Poisson)", "accountant's ε"],
+                   [[f"{s['noise']:g}", s["steps"], s["outcome"],
+                     fmt(s["certified_epsilon_at_reference"]), p["outcome"],
+                     fmt(p["certified_epsilon_at_reference"]),
+                     fmt(s["accountant_epsilon_at_reference"])]
+                    for s, p in ((c["shuffled"], c["poisson"]) for c in doc["scan"])],
+                   align="rrlrlrr")
+    return "\n".join(lines + [
+        "", "Pictures of seed 0 (the trade-off plane and δ(ε) against the accountant's curve): "
         "[shuffled](dpsgd/shuffled/tradeoff.png), [its δ(ε)](dpsgd/shuffled/delta_curve.png), "
-        "[Poisson](dpsgd/poisson/tradeoff.png), [its δ(ε)](dpsgd/poisson/delta_curve.png).",
-    ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        "[Poisson](dpsgd/poisson/tradeoff.png), [its δ(ε)](dpsgd/poisson/delta_curve.png)."]) + "\n"
 
 
 def strip(row: dict) -> dict:
     return {k: v for k, v in row.items() if k != "result"}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--seeds", type=int, default=10)
-    args = parser.parse_args(argv)
+def measure(out: Path, seeds: int) -> dict:
+    """(a)-(c) as dpsgd.json holds them; seed 0's pictures written under OUT/dpsgd/."""
     started = time.perf_counter()
     default = {v: audit_row(v, STEPS, NOISE, 0) for v in ("poisson", "shuffled")}
     for version, row in default.items():
-        write_fdp_plots(row["result"], _folder(args.out / "dpsgd" / version))
+        folder = out / "dpsgd" / version
+        folder.mkdir(parents=True, exist_ok=True)
+        write_fdp_plots(row["result"], folder)
         print(row["result"].summary(), flush=True)
     outcomes = {v: [dpverify.audit(make_dpsgd(v, claim=ACCOUNTANT_CLAIM), seed=s).outcome
-                    for s in range(args.seeds)] for v in ("poisson", "shuffled")}
-    flagged = {v: o.count("violation") for v, o in outcomes.items()}
+                    for s in range(seeds)] for v in ("poisson", "shuffled")}
     scan = []
     for noise in SCAN_NOISE:
         for steps in SCAN_STEPS:
@@ -237,24 +161,29 @@ def main(argv=None) -> int:
                   f"{cell['poisson']['outcome']}", flush=True)
             scan.append(cell)
     meta = {**machine_meta(), "dp_accounting": package_version("dp-accounting"),
-            "seeds": args.seeds, "seconds": time.perf_counter() - started}
-    doc = {"meta": meta, "default": {v: strip(r) for v, r in default.items()},
-           "seeds": {**{f"{v}_flagged": n for v, n in flagged.items()},
-                     "poisson_conclusive_passes": outcomes["poisson"].count("pass")},
-           "last_batch_epsilon": last_batch_epsilon(REFERENCE_DELTA, NOISE, STEPS, BATCH),
-           "scan": scan}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "dpsgd.json").write_text(json.dumps(jsonable(doc), indent=1,
-                                                    ensure_ascii=False) + "\n")
-    write_markdown(args.out / "dpsgd.md", doc)
+            "seeds": seeds, "seconds": time.perf_counter() - started}
+    return {"meta": meta, "default": {v: strip(r) for v, r in default.items()},
+            "seeds": {**{f"{v}_flagged": o.count("violation") for v, o in outcomes.items()},
+                      "poisson_conclusive_passes": outcomes["poisson"].count("pass")},
+            "last_batch_epsilon": last_batch_epsilon(REFERENCE_DELTA, NOISE, STEPS, BATCH),
+            "scan": scan}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--render-only", action="store_true",
+                        help="audit nothing: write dpsgd.md from OUT/dpsgd.json")
+    args = parser.parse_args(argv)
+    if not args.render_only:
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json(args.out / "dpsgd.json", measure(args.out, args.seeds), indent=1)
+    doc = read_json(args.out / "dpsgd.json")
+    (args.out / "dpsgd.md").write_text(render(doc), encoding="utf-8")
     # Poisson meets its claim: more alarms than 5% of seeds (plus one) would break the promise
-    sound = flagged["poisson"] <= 0.05 * args.seeds + 1
-    return 0 if default["shuffled"]["verdict"] == "violation" and sound else 1
-
-
-def _folder(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    sound = doc["seeds"]["poisson_flagged"] <= 0.05 * doc["meta"]["seeds"] + 1
+    return 0 if doc["default"]["shuffled"]["verdict"] == "violation" and sound else 1
 
 
 if __name__ == "__main__":
