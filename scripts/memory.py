@@ -1,26 +1,11 @@
-"""Peak memory of audits, and the seconds of string against number outputs.
+"""Peak memory of audits (each in a fresh process: os.wait4's ru_maxrss), and the seconds of
+string against number outputs: a batched Laplace audit at each --samples count (target: last
+peak ≤ 1.2 × first); default audits of the zoo's 10-query SVTs, of SVT1 with string outputs and
+of the whole zoo in one pytest process (≤ 1 GiB); a noisy threshold returning int64, a str
+array and a list of str (strings ≤ 10× the seconds of numbers). Writes DIR/memory.json and
+DIR/memory.md (how to read them: docs/results.md).
 
-Laplace against sample count, default audits of 10-query SVTs, one pytest session over the zoo.
-
-What is measured, every audit in its own fresh Python process so the peaks do not mix. Peak =
-the child's maximum resident set size (os.wait4's ru_maxrss, in KiB on Linux; shown in MiB).
-1. Laplace against sample count: one batched Laplace audit (claim ε = 1 exact, so every stage
-   runs) at each sample count. Certifying chunks return only event counts and the search sample
-   is capped, so the peak should not grow with the sample count: peak(10^9) ≤ 1.2 × peak(10^7).
-2. Default audits, `dpverify.audit(m)` (2^22 certifying samples per input, every pair), of the
-   zoo's 10-query SVTs (svt1..svt6: int8 or masked float outputs) and of two 10-query SVTs as a
-   user might write them with string outputs: SVT1 returning a list of variable-length tuples
-   of '⊥'/'⊤' (ending at the first '⊤'), and returning a numpy (size, 10) str array ('-' after
-   the abort). Both are correct (ε = 0.1), so every stage runs. Target: peak ≤ 1 GiB (1024 MiB).
-3. One `python -m pytest` process auditing every ZOO mechanism at the default budget through the
-   plugin's `dp_audit` fixture (`--dpverify-profile ci`: the engine's 2^22); broken entries
-   fail their tests, as they should. Target: the pytest process's peak ≤ 1024 MiB.
-4. Seconds of a default audit (inside the child, after imports) of one correct noisy-threshold
-   mechanism (ε = 0.5, every stage runs) returning its yes/no answer as int64 numbers, as a
-   numpy str array and as a list of Python str. Target: strings ≤ 10× numbers. Seconds are of
-   one run on a shared machine: context, not a benchmark.
-
-Usage: python scripts/memory.py --out DIR [--samples 10000000 1000000000]
+Usage: python scripts/memory.py --out DIR [--samples 10000000 1000000000] [--render-only]
 """
 from __future__ import annotations
 
@@ -33,12 +18,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from _machine import cpu_model
+from _common import ROOT, read_json, table, write_json
+from _machine import load_average, machine_meta
 
-ROOT = Path(__file__).resolve().parents[1]
 LIMIT_MIB = 1024
 PEAK_RATIO_LIMIT = 1.2
 STRING_SLOWDOWN_LIMIT = 10.0
+DOCS = "[docs/results.md](../docs/results.md#overhead-throughput-and-memory)"
+TARGETS = {  # each target of memory.json as the report states it
+    "laplace_peak_ratio": "Laplace peak at {bounds} samples ≤ {limit:g}: **{value:.3f}**",
+    "default_audit_peak_mib": "Every default audit below (10-query SVTs, the pytest session over "
+                              "the zoo) ≤ 1 GiB = {limit} MiB: worst **{value:.0f} MiB**",
+    "string_slowdown": "A string-output audit ≤ {limit:g}× the seconds of the same mechanism "
+                       "returning numbers: worst **{value:.1f}×**"}
+STRING_OUTPUTS = ("threshold_numbers", "threshold_str_array", "threshold_str_list")
 # Measured the same way on the commit before the string and memory fixes (d9bc550), on this
 # machine: (peak MiB, audit seconds), for the record in the report; not recomputed.
 BEFORE_FIX = {"svt1": (1414, 8.3), "svt2": (1491, 8.2), "svt3": (2978, 13.7), "svt4": (421, 1.9),
@@ -124,15 +117,19 @@ def _run(cmd: list, env=None) -> tuple[str, int, float, float]:
 
 
 def measure(kind: str, name: str, samples: int = 0) -> dict:
+    """One audit in a fresh process (CHILD): its result's figures, peak RSS and seconds."""
     out, code, peak, seconds = _run([sys.executable, "-c", CHILD, kind, name, str(samples)])
     if code != 0:
         raise SystemExit(f"audit of {kind} {name} failed with exit {code}")
     row = json.loads(out.strip().splitlines()[-1])
     row.update(name=name, samples=samples or None, peak_rss_mb=peak, seconds=seconds)
+    print(f"{name} {samples or ''}: peak {peak:.0f} MiB, {row['runs']:,} runs, audit "
+          f"{row['audit_seconds']:.1f} s, {row['verdict']} ε ≥ {row['bound']:.4f}", flush=True)
     return row
 
 
 def measure_pytest() -> dict:
+    """One pytest process auditing every ZOO mechanism through the plugin's fixture."""
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,124 +141,105 @@ def measure_pytest() -> dict:
              "-q", "-rA"], env=env)
     if code not in (0, 1):  # 1: some (broken) mechanisms failed their audit, as expected
         raise SystemExit(f"pytest over the zoo exited {code}:\n{out[-2000:]}")
-    passed = out.count("PASSED ")
-    failed = out.count("FAILED ")
-    return {"peak_rss_mb": peak, "seconds": seconds, "passed": passed, "failed": failed}
+    zoo = {"peak_rss_mb": peak, "seconds": seconds, "passed": out.count("PASSED "),
+           "failed": out.count("FAILED ")}
+    print(f"pytest over the zoo: {zoo}", flush=True)
+    return zoo
 
 
-def _before(name: str, field: int) -> str:
-    return f"{BEFORE_FIX[name][field]:g}" if name in BEFORE_FIX else "–"
+def target(limit: float, value: float) -> dict:
+    return {"limit": limit, "value": value, "holds": value <= limit}
 
 
-def _holds(ok: bool) -> str:
-    return "holds" if ok else "MISSES"
+def measurements(samples: list[int]) -> dict:
+    """Every measurement, as memory.json holds it (but the script's seconds)."""
+    rows = [measure("laplace", "laplace", n) for n in samples]
+    svts = [measure("zoo", f"svt{i}") for i in range(1, 7)]
+    svts += [measure("user", "svt1_str_tuples"), measure("user", "svt1_str_array")]
+    zoo = measure_pytest()
+    strings = {name: measure("user", name) for name in STRING_OUTPUTS}
+    base = strings["threshold_numbers"]["audit_seconds"]
+    slowdown = {name: r["audit_seconds"] / base for name, r in strings.items()}
+    ratio = rows[-1]["peak_rss_mb"] / rows[0]["peak_rss_mb"]
+    worst_default = max([r["peak_rss_mb"] for r in svts] + [zoo["peak_rss_mb"]])
+    targets = {"laplace_peak_ratio": target(PEAK_RATIO_LIMIT, ratio),
+               "default_audit_peak_mib": target(LIMIT_MIB, worst_default),
+               "string_slowdown": target(STRING_SLOWDOWN_LIMIT, max(slowdown.values()))}
+    return {"rows": rows, "ratio": ratio, "svt": svts, "pytest_zoo": zoo, "strings": strings,
+            "string_slowdown": slowdown, "targets": targets, "before_fix_mib_seconds": BEFORE_FIX}
+
+
+def render(doc: dict) -> str:
+    """memory.md from the JSON document main writes."""
+    rows, zoo, strings, meta = doc["rows"], doc["pytest_zoo"], doc["strings"], doc["meta"]
+    before = doc["before_fix_mib_seconds"]
+    bounds = f"{rows[-1]['samples']:,} / at {rows[0]['samples']:,}"
+    targets = [f"- {TARGETS[k].format(**t, bounds=bounds)} ({'holds' if t['holds'] else 'MISSES'})."
+               for k, t in doc["targets"].items()]
+
+    def was(name: str, field: int) -> str:  # the measurement before the fix, if recorded
+        return f"{before[name][field]:g}" if name in before else "–"
+    lines = ["# Peak memory of audits", "",
+             "Each audit in a fresh process (the pytest session: one for all its audits) on "
+             f"{meta['cpu_count']} CPUs ({meta['cpu_model']}), default backend; peak = its "
+             f"maximum resident set size. This run took {doc['script_seconds']:.0f} s. How to "
+             f"read this report: {DOCS}.", "",
+             "## Targets", ""] + targets + ["", "## Peak against sample count", "",
+             "Batched Laplace audit (claim ε = 1, exact: every stage runs).", ""]
+    lines += table(["certifying samples per input", "mechanism runs", "peak RSS (MiB)",
+                    "seconds", "certified ε ≥"],
+                   [[f"{r['samples']:,}", f"{r['runs']:,}", f"{r['peak_rss_mb']:.0f}",
+                     f"{r['seconds']:.1f}", f"{float(r['bound']):.4f}"] for r in rows],
+                   align="rrrrr")
+    lines += ["", "## Default audits of 10-query SVTs", "",
+              "`dpverify.audit(m)`: 2^22 certifying samples per input, 12 pairs; svt1..svt6 from "
+              "the zoo, then SVT1 returning '⊥'/'⊤' tuples or a str array. Before = the same "
+              "measurement on the commit before the fix (d9bc550), recorded, not rerun.", ""]
+    lines += table(["mechanism", "peak RSS (MiB)", "before (MiB)", "audit seconds",
+                    "before (s)", "runs", "verdict", "certified ε ≥"],
+                   [[r["name"], f"{r['peak_rss_mb']:.0f}", was(r["name"], 0),
+                     f"{r['audit_seconds']:.1f}", was(r["name"], 1), f"{r['runs']:,}",
+                     r["verdict"], f"{float(r['bound']):.4f}"] for r in doc["svt"]],
+                   align="lrrrrrlr")
+    lines += ["", "## pytest over the zoo", "",
+              f"One `python -m pytest` process auditing all {zoo['passed'] + zoo['failed']} ZOO "
+              "mechanisms through the plugin's `dp_audit` fixture at `--dpverify-profile ci` "
+              f"(the default 2^22): peak **{zoo['peak_rss_mb']:.0f} MiB**, {zoo['seconds']:.0f} s, "
+              f"{zoo['passed']} passed, {zoo['failed']} failed (the broken ones). Before the fix: "
+              f"{was('pytest_zoo', 0)} MiB, {was('pytest_zoo', 1)} s.", "",
+              "## String against number outputs", "",
+              "One correct noisy threshold (ε = 0.5, every stage runs) returning its yes/no "
+              "answer three ways; audit seconds inside the child.", ""]
+    lines += table(["output", "audit seconds", "× numbers", "before (s)", "runs",
+                    "peak RSS (MiB)"],
+                   [[name, f"{r['audit_seconds']:.2f}", f"{doc['string_slowdown'][name]:.1f}",
+                     was(name, 1), f"{r['runs']:,}", f"{r['peak_rss_mb']:.0f}"]
+                    for name, r in strings.items()])
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--samples", type=int, nargs="+", default=[10**7, 10**9],
                         help="sample counts of the Laplace rows")
+    parser.add_argument("--render-only", action="store_true",
+                        help="measure nothing: write memory.md from OUT/memory.json")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-
-    rows = []
-    for n in args.samples:
-        rows.append(measure("laplace", "laplace", n))
-        r = rows[-1]
-        print(f"laplace {n:>14,}: peak {r['peak_rss_mb']:.0f} MiB, {r['runs']:,} runs, "
-              f"{r['seconds']:.1f} s, {r['verdict']} eps >= {r['bound']:.4f}", flush=True)
-    ratio = rows[-1]["peak_rss_mb"] / rows[0]["peak_rss_mb"]
-
-    svts = [measure("zoo", f"svt{i}") for i in range(1, 7)]
-    svts += [measure("user", "svt1_str_tuples"), measure("user", "svt1_str_array")]
-    for r in svts:
-        print(f"{r['name']}: peak {r['peak_rss_mb']:.0f} MiB, {r['audit_seconds']:.1f} s, "
-              f"{r['verdict']} eps >= {r['bound']:.4f}", flush=True)
-
-    zoo = measure_pytest()
-    print(f"pytest over the zoo: peak {zoo['peak_rss_mb']:.0f} MiB, {zoo['seconds']:.1f} s, "
-          f"{zoo['passed']} passed, {zoo['failed']} failed", flush=True)
-
-    strings = {name: measure("user", name) for name in
-               ("threshold_numbers", "threshold_str_array", "threshold_str_list")}
-    base = strings["threshold_numbers"]["audit_seconds"]
-    slowdown = {name: r["audit_seconds"] / base for name, r in strings.items()}
-    for name, r in strings.items():
-        print(f"{name}: {r['audit_seconds']:.2f} s ({slowdown[name]:.1f}x numbers), "
-              f"{r['runs']:,} runs, peak {r['peak_rss_mb']:.0f} MiB", flush=True)
-
-    worst_default = max([r["peak_rss_mb"] for r in svts] + [zoo["peak_rss_mb"]])
-    worst_slowdown = max(slowdown.values())
-    targets = {
-        "laplace_peak_ratio": {"limit": PEAK_RATIO_LIMIT, "value": ratio,
-                               "holds": ratio <= PEAK_RATIO_LIMIT},
-        "default_audit_peak_mib": {"limit": LIMIT_MIB, "value": worst_default,
-                                   "holds": worst_default <= LIMIT_MIB},
-        "string_slowdown": {"limit": STRING_SLOWDOWN_LIMIT, "value": worst_slowdown,
-                            "holds": worst_slowdown <= STRING_SLOWDOWN_LIMIT},
-    }
-    total = time.perf_counter() - started
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "memory.json").write_text(json.dumps(
-        {"rows": rows, "ratio": ratio, "svt": svts, "pytest_zoo": zoo, "strings": strings,
-         "string_slowdown": slowdown, "targets": targets, "before_fix_mib_seconds": BEFORE_FIX,
-         "script_seconds": total}, indent=2))
-
-    lines = ["# Peak memory of audits", "",
-             "Each audit in a fresh process (the pytest session: one for all its audits) on "
-             f"{os.cpu_count()} CPUs ({cpu_model()}), default backend. Peak = the child's "
-             "maximum resident set size (ru_maxrss, KiB on Linux, shown in MiB). This run of "
-             f"`scripts/memory.py` took {total:.0f} s.", "",
-             "## Targets", "",
-             f"- Laplace peak at {rows[-1]['samples']:,} / at {rows[0]['samples']:,} samples "
-             f"≤ {PEAK_RATIO_LIMIT}: **{ratio:.3f}** "
-             f"({_holds(targets['laplace_peak_ratio']['holds'])}).",
-             f"- Every default audit below (10-query SVTs, the pytest session over the zoo) "
-             f"≤ 1 GiB = {LIMIT_MIB} MiB: worst **{worst_default:.0f} MiB** "
-             f"({_holds(targets['default_audit_peak_mib']['holds'])}).",
-             f"- A string-output audit ≤ {STRING_SLOWDOWN_LIMIT:g}× the seconds of the same "
-             f"mechanism returning numbers: worst **{worst_slowdown:.1f}×** "
-             f"({_holds(targets['string_slowdown']['holds'])}).", "",
-             "## Peak against sample count", "",
-             "Batched Laplace audit (claim ε = 1, exact: every stage runs).", "",
-             "| certifying samples per input | mechanism runs | peak RSS (MiB) | seconds | "
-             "certified ε ≥ |", "|--:|--:|--:|--:|--:|"]
-    lines += [f"| {r['samples']:,} | {r['runs']:,} | {r['peak_rss_mb']:.0f} | "
-              f"{r['seconds']:.1f} | {r['bound']:.4f} |" for r in rows]
-    lines += ["", "## Default audits of 10-query SVTs", "",
-              "`dpverify.audit(m)`: 2^22 certifying samples per input, 12 pairs. svt1..svt6 are "
-              "the zoo's (int8 ⊤/⊥/abort arrays; svt3 a masked float array); the last two are "
-              "SVT1 as a user might write it, returning a list of variable-length tuples of "
-              "'⊥'/'⊤' or a numpy (size, 10) str array. \"Before\": the same measurement on "
-              "the commit before the fix (d9bc550), recorded, not rerun.", "",
-              "| mechanism | peak RSS (MiB) | before (MiB) | audit seconds | before (s) | runs | "
-              "verdict | certified ε ≥ |", "|---|--:|--:|--:|--:|--:|---|--:|"]
-    lines += [f"| {r['name']} | {r['peak_rss_mb']:.0f} | {_before(r['name'], 0)} | "
-              f"{r['audit_seconds']:.1f} | {_before(r['name'], 1)} | {r['runs']:,} | "
-              f"{r['verdict']} | {r['bound']:.4f} |" for r in svts]
-    lines += ["", "## pytest over the zoo", "",
-              f"One `python -m pytest` process, a generated test file auditing all "
-              f"{zoo['passed'] + zoo['failed']} ZOO mechanisms through the plugin's `dp_audit` "
-              "fixture at `--dpverify-profile ci` (the default 2^22): peak "
-              f"**{zoo['peak_rss_mb']:.0f} MiB**, {zoo['seconds']:.0f} s, {zoo['passed']} passed, "
-              f"{zoo['failed']} failed (the broken ones). Before the fix: "
-              f"{_before('pytest_zoo', 0)} MiB, {_before('pytest_zoo', 1)} s. The peak is SVT3's "
-              "audit, on top of what the audits before it left resident.", "",
-              "## String against number outputs", "",
-              "One correct noisy threshold (ε = 0.5, every stage runs), its yes/no answer "
-              "returned three ways; audit seconds inside the child (before: the commit before "
-              "the fix, recorded).", "",
-              "| output | audit seconds | × numbers | before (s) | runs | peak RSS (MiB) |",
-              "|---|--:|--:|--:|--:|--:|"]
-    lines += [f"| {name} | {r['audit_seconds']:.2f} | {slowdown[name]:.1f} | "
-              f"{_before(name, 1)} | {r['runs']:,} | {r['peak_rss_mb']:.0f} |"
-              for name, r in strings.items()]
-    (args.out / "memory.md").write_text("\n".join(lines) + "\n")
-    print(f"ratio {ratio:.3f}, worst default peak {worst_default:.0f} MiB, string slowdown "
-          f"{worst_slowdown:.1f}x; {total:.0f} s; wrote {args.out / 'memory.md'}")
+    if not args.render_only:
+        started, meta = time.perf_counter(), machine_meta()
+        doc = measurements(args.samples)
+        doc["script_seconds"] = time.perf_counter() - started
+        doc["meta"] = {**meta, "load_average_at_end": load_average()}
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json(args.out / "memory.json", doc)
+    markdown = render(read_json(args.out / "memory.json"))
+    (args.out / "memory.md").write_text(markdown, encoding="utf-8")
+    print(f"wrote {args.out / 'memory.md'}")
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
