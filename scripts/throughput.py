@@ -1,10 +1,11 @@
 """Throughput: mechanism runs per second of an audit against plain numpy and against bare
 loops of the DP libraries' calls (a shared machine: compare ratios, not seconds across runs).
 
-A batched Laplace audit (claim ε = 1, exact: every stage runs) on 1 and 2 threads and on a
-2-process dask LocalCluster, against numpy drawing as many values; diffprivlib's scalar Laplace
-on 1 and 2 loky workers and one mechanism of every library adapter on 2, each against a bare
-loop of the library's call. Writes DIR/throughput.json and .md (read: docs/results.md).
+A batched Laplace audit (claim ε = 1, exact: every stage runs) at N certifying samples per
+input on 1 and 2 threads and on a 2-process dask LocalCluster, against numpy drawing as many
+values; diffprivlib's scalar Laplace on 1 and 2 loky workers and one mechanism of every library
+adapter on 2, each against a bare loop of the library's call. Writes DIR/throughput.json and
+DIR/throughput.md; how to read them: docs/results.md.
 
 Usage: python scripts/throughput.py --out DIR [--samples N] [--render-only]   (N = 2**23)
 """
