@@ -55,8 +55,7 @@ TIGHT = (
 OWN_TIGHT = (("randomized_response_python_random",
               "make_randomized_response_python_random(1.0)",
               make_randomized_response_python_random),)
-# Those whose pilots couple; randomized response never does (its shared coins make the two
-# inputs' outputs always differ)
+# Those whose pilots couple (randomized response's outputs on the two inputs always differ)
 COUPLING_TIGHT = (TIGHT[0], TIGHT[2])
 # Ordinary audits stopped at a random point, as a run cap, a time budget or Ctrl-C stops them
 STOPS = ("run", "time")
@@ -110,8 +109,7 @@ def over_seeds(name: str, seeds: range, audit, log) -> tuple[list, float]:
 
 def confirmed_audit(mech, claim: float, samples: int, seed: int, confidence: float,
                     stop_early: bool = True) -> dict:
-    """One audit with `confirm=True`, which gives the verdict before confirmation ("flagged",
-    with its bound, runs and witness) and after it ("violation")."""
+    """One audit with `confirm=True`: verdict before confirmation ("flagged") and after it."""
     random.seed(seed)  # the coins of a mechanism with randomness="own" (OWN_TIGHT)
     res = dpverify.audit(mech, epsilon=claim, samples=samples, seed=seed, n_jobs=1,
                          confidence=confidence, stop_early=stop_early, confirm=True)
@@ -126,10 +124,8 @@ def confirmed_audit(mech, claim: float, samples: int, seed: int, confidence: flo
 
 
 def stopped_at_random(mech, seed: int, kind: str):
-    """`mech` that raises KeyboardInterrupt (what Ctrl-C raises in the audit's thread) once it
-    has made more runs than a cap drawn for this seed, log-uniform over RUN_CAP_RANGE (kind
-    "run"), or run longer than TIME_CAP_RANGE's uniform draw of seconds (kind "time", from the
-    first call; not reproducible)."""
+    """`mech` raising KeyboardInterrupt (as Ctrl-C does) past a cap drawn for this seed: runs
+    log-uniform over RUN_CAP_RANGE (kind "run"), or seconds over TIME_CAP_RANGE ("time")."""
     rng = np.random.default_rng([seed, 0x5709])
     cap = (float(np.exp(rng.uniform(*np.log(RUN_CAP_RANGE)))) if kind == "run"
            else float(rng.uniform(*TIME_CAP_RANGE)))
@@ -174,9 +170,8 @@ def row_specs(args) -> list[tuple]:
 
 def false_alarms(label: str, factory_text: str, make, kind: str, seeds: range, samples: int,
                  confidence: float, log) -> dict:
-    """A row of (a): audits of a tight mechanism at its true ε. Ordinary audits and
-    measurement runs confirm, and each audit flagged before confirmation is a false alarm;
-    stopped audits (`stopped_at_random`) do not, and each violation is one."""
+    """A row of (a): audits of a tight mechanism at its true ε. A false alarm is a flag before
+    confirmation, or for stopped audits (which do not confirm) a violation."""
     mech = make(TRUE_EPS)
     if kind in STOPS:
         audits, seconds = over_seeds(label, seeds, lambda seed: dpverify.audit(
@@ -228,9 +223,8 @@ def power_cell(ratio: float, exponent: int, seeds: int, confidence: float, log) 
 
 
 def curve_false_alarms(text: str, mech, seeds: range, confidence: float, log) -> dict:
-    """Curve audits of `mech` at its exact curve and the default budget; every violation is a
-    false alarm. For a GDP claim, how many certified μ exceed the true μ = 1 (each may with
-    probability ≤ 1 − confidence)."""
+    """Curve audits of `mech` at its exact curve (default budget): violations, and for a GDP
+    claim how many certified μ exceed the true μ = 1."""
     audits, seconds = over_seeds(mech.name, seeds, lambda seed: dpverify.audit(
         mech, seed=seed, n_jobs=1, confidence=confidence), log)
     alarms = [res.verdict == "violation" for res in audits]
@@ -266,7 +260,7 @@ def against(low: float, high: float, promise: float) -> str:
 
 
 def rate_cells(r: dict, promise: float) -> list:
-    """A row's false alarms, rate, interval and where the interval lies against `promise`."""
+    """A row's false alarms, rate, interval and `against`."""
     return [r["false_alarms"], f"{r['rate']:.4f}", interval(r["ci_low"], r["ci_high"]),
             against(r["ci_low"], r["ci_high"], promise)]
 
@@ -413,8 +407,7 @@ def with_errors(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_false_alarms(path: Path, rows: list[dict], meta: dict) -> None:
-    """Each row's rate with its interval, one line per row (top to bottom as in the table),
-    against the promised maximum."""
+    """Each row's rate and interval (in the table's order) against the promised maximum."""
     nominal = 1.0 - meta["confidence"]
     fig, ax = plt.subplots(figsize=(11, 1.6 + 0.32 * len(rows)))
     y = np.arange(len(rows))[::-1]
@@ -486,10 +479,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="confidence of every audit (default 0.95)")
     p.add_argument("--curves-only", action="store_true", help="recompute only (c); keep the rest")
     p.add_argument("--render-only", action="store_true", help="rewrite the .md and plots only")
-    p.add_argument("--only", metavar="NAME",
-                   help="recompute only the rows of (a) whose mechanism name contains NAME, and "
-                        "(c); read the others back from OUT/calibration.json (seeded audits of "
-                        "unchanged mechanisms would give the same counts)")
+    p.add_argument("--only", metavar="NAME", help="recompute only (c) and the rows of (a) "
+                   "naming NAME; the others from OUT/calibration.json")
     args = p.parse_args(argv)
     if args.runs < 1 or args.power_seeds < 1:
         p.error("--runs and --power-seeds must be at least 1")
@@ -501,8 +492,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def measure_tables(args, log) -> dict:
-    """(a) and (b) with their machine and timings; with --only, the rows of (a) it does not
-    recompute and all of (b) come from OUT/calibration.json."""
+    """(a) and (b) with machine and timings; --only reads the other rows and (b) back."""
     meta = {
         **machine_meta(), "statsmodels": package_version("statsmodels"),
         "matplotlib": matplotlib.__version__, "runs": args.runs, "first_seed": args.first_seed,
@@ -530,7 +520,6 @@ def measure_tables(args, log) -> dict:
         cells += [power_cell(ratio, args.samples.bit_length() - 1, args.confirm_power_seeds,
                              args.confidence, log) | {"many_seeds": True}
                   for ratio in CONFIRM_RATIOS]
-    # the audits' seconds (with --only, of the whole table as if run at once)
     meta["false_alarm_seconds"] = pool["seconds"]
     meta["power_seconds"] = (old["meta"]["power_seconds"] if old is not None
                              else sum(c["seconds"] for c in cells))
