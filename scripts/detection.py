@@ -58,9 +58,8 @@ GRID_MAX = 1e13                   # the largest n the oracle tries
 CHECKED = ("svt3", "svt4", "svt5", "svt6", "rnm3", "rnm4")
 MAX_MEDIAN_RATIO = 10.0
 MAX_RATIO_EACH, FLOOR_RUNS = 30.0, 10_000
-# The oracle (runs in total, both inputs) stated beside those checks when they were set, from
-# 2^21 runs per input of the best pair and event. The checks take the smaller of it and this
-# script's oracle, so they are never easier than as set.
+# The oracle (runs, both inputs) stated when the checks were set, from 2^21 runs per input; the
+# checks take the smaller of it and this script's, so they are never easier than as set.
 STATED_ORACLE = {"svt3": 40_000, "svt4": 80_000, "svt5": 190, "svt6": 12_500,
                  "rnm3": 15_000, "rnm4": 14_400}
 # what a row keeps of the --before JSON's row of the same mechanism
@@ -68,8 +67,7 @@ BEFORE_KEYS = ("runs_median", "runs_min", "runs_max", "violations", "seeds_run",
 
 
 def broken_mechanisms() -> dict:
-    """name → (mechanism, true ε) of every broken entry: the zoo's and the DP-Sniper set's whose
-    true ε exceeds the claim, and the floating-point Laplace, in that order."""
+    """name → (mechanism, true ε) of the zoo's and DP-Sniper's broken entries, numpy_laplace."""
     out = {}
     for mechs, truth, correct in ((ZOO, TRUE_EPSILON, CORRECT),
                                   (DPSNIPER, TRUE_EPSILON_DPSNIPER, CORRECT_DPSNIPER)):
@@ -81,8 +79,7 @@ def broken_mechanisms() -> dict:
 
 
 def engine_meta() -> dict:
-    """Which dpverify ran: its file, and the git commit of the tree it sits in (with whether
-    its engine files differ from that commit)."""
+    """Which dpverify ran: its file, its tree's git commit, and whether it differs from it."""
     where = Path(dpverify.__file__).resolve().parent
 
     def git(*args: str) -> str:
@@ -99,9 +96,8 @@ def engine_meta() -> dict:
 
 
 def summarize(audits: list[dict]) -> dict:
-    """A row's medians over its seeds: runs to violation (a seed without one counting as +∞:
-    it would have needed more than its audit ran), min–max over the seeds that found one, the
-    count of those, and seconds."""
+    """A row's medians over its seeds: runs to violation (a seed without one counting as +∞),
+    min–max and count of the seeds that found one, and seconds."""
     found = [a["verdict"] == "violation" for a in audits]
     hits = [a["samples"] for a, f in zip(audits, found) if f]
     return {"runs_median": statistics.median(a["samples"] if f else math.inf
@@ -113,8 +109,7 @@ def summarize(audits: list[dict]) -> dict:
 
 
 def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
-    """Every seed's ordinary audit of one mechanism at default settings (its runs in total,
-    verdict, bound, seconds; stopping after `row_seconds`, if given) and their summary."""
+    """Every seed's default audit of one mechanism (stopping after `row_seconds`, if given)."""
     audits, row_started = [], time.perf_counter()
     for seed in seeds:
         started = time.perf_counter()
@@ -131,8 +126,8 @@ def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
 
 
 def signed_scores(mech, data, cand, runs: int, stream: int) -> np.ndarray:
-    """`runs` fresh runs of `mech` on `data` (seed stream `stream` of ORACLE_SEED), encoded as
-    the engine encodes them and scored by the candidate's model: sorted signed scores."""
+    """Sorted signed scores of `cand` on `runs` fresh runs of `mech` on `data` (seed stream
+    `stream` of ORACLE_SEED), encoded as the engine encodes them."""
     from dpverify.mechanism import as_mechanism
     from dpverify.sampling import draw_outputs
     from dpverify.sampling.encoding import encode
@@ -168,10 +163,9 @@ def thresholds(sp: np.ndarray, sq: np.ndarray) -> np.ndarray:
 
 def runs_needed(p: np.ndarray, q: np.ndarray, claim: float, delta: float,
                 alpha: float) -> np.ndarray:
-    """Per event with rates (p, q), the smallest n of the log grid (GRID_STEP apart, up to
-    GRID_MAX; ∞ where even that fails) at which that one event, counted at its expected counts
-    on n runs per input, is certified above `claim` at level α by the better of the ratio test
-    (δ = 0) and two Clopper–Pearson bounds at α/2 each; by bisection over the grid's indices."""
+    """Per event with rates (p, q), by bisection, the smallest n of the log grid (∞ past
+    GRID_MAX) at which its expected counts on n runs per input are certified above `claim` at
+    level α by the ratio test (δ = 0) or two Clopper–Pearson bounds at α/2 each."""
     from dpverify.stats import certified_epsilon, ratio_epsilon_bound
 
     def certified(n: np.ndarray) -> np.ndarray:
@@ -202,10 +196,8 @@ def describe_input(data) -> str:
 
 
 def oracle(mech, runs: int, log) -> dict:
-    """The oracle's runs in total (both inputs) on `mech`: the best event of a measurement run
-    (stop_early=False, MEASURE_SAMPLES per input, MEASURE_SEED), its rates on `runs` fresh runs
-    per input over a sweep of thresholds, and the fewest runs that certify it above the claim
-    at expected counts."""
+    """The oracle on `mech`: a measurement run's best event, its rates on `runs` fresh runs per
+    input over a sweep of thresholds, and the fewest runs that certify it at expected counts."""
     started = time.perf_counter()
     measured = dpverify.audit(mech, samples=MEASURE_SAMPLES, seed=MEASURE_SEED, stop_early=False,
                               progress=False)  # names the best pair, direction and event
@@ -234,7 +226,6 @@ def oracle(mech, runs: int, log) -> dict:
 
 
 def fmt_eps(x) -> str:
-    """An ε in a table cell."""
     return "∞" if math.isinf(float(x)) else f"{float(x):.3g}"
 
 
@@ -246,8 +237,7 @@ def fmt_runs(x) -> str:
 
 
 def check_oracle(row: dict) -> float:
-    """The oracle a ratio or a check compares with: the smaller of this script's and the
-    stated one (`STATED_ORACLE`)."""
+    """The smaller of this script's oracle and the stated one (`STATED_ORACLE`)."""
     return min(row["oracle"]["total"], STATED_ORACLE.get(row["mechanism"], math.inf))
 
 
@@ -260,8 +250,7 @@ def ratio(row: dict) -> float | None:
 
 
 def main_cells(row: dict) -> list[str]:
-    """One mechanism's cells of the main table; the before column shows the before engine's
-    seed count where it ran fewer or found fewer violations."""
+    """One mechanism's cells of the main table."""
     r, b, name = ratio(row), row.get("before"), row["mechanism"]
     runs = ("none found" if row["runs_min"] is None else f"{fmt_runs(row['runs_median'])} "
             f"({fmt_runs(row['runs_min'])}–{fmt_runs(row['runs_max'])})")
@@ -288,8 +277,7 @@ def oracle_cells(row: dict) -> list[str]:
 
 
 def checks(rows: list[dict]) -> list[str]:
-    """The issue's two checks on the CHECKED rows against the smaller of the computed and the
-    stated oracle (`check_oracle`): the median ratio, and a table of each row's limit."""
+    """The issue's two checks on the CHECKED rows: the median ratio, and each row's limit."""
     by_name = {r["mechanism"]: r for r in rows}
     present = [by_name[n] for n in CHECKED if by_name.get(n, {}).get("oracle")]
     missing = [n.upper() for n in CHECKED if n not in by_name]
@@ -349,8 +337,7 @@ def beside(new: float, old: float | None, spec: str, change: str) -> list[str]:
 
 
 def passes_section(passes: list[dict], before: dict) -> list[str]:
-    """The passes table: per correct mechanism and seed, the resolution and runs of this engine
-    beside the engine before (`before`: name → its pass row), and the totals."""
+    """Per correct mechanism and seed, resolution and runs beside `before` (name → pass row)."""
     if not passes:
         return []
     cells, worst, total, total_before = [], 0.0, 0, 0
@@ -398,7 +385,6 @@ def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
 
 
 def save(path: Path, rows: list[dict], meta: dict) -> None:
-    """The JSON document {"rows", "meta"} (strict JSON, infinities as "inf")."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(path, {"rows": rows, "meta": meta})
 
@@ -413,7 +399,6 @@ def load(path: Path) -> tuple[list[dict], dict]:
 
 
 def parse(argv):
-    """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add = parser.add_argument
     add("--out", type=Path, help="directory for detection.json and .md")
@@ -492,9 +477,8 @@ def main(argv=None) -> int:
 
 
 def run_passes(args, log) -> int:
-    """--passes: every correct mechanism of the zoo audited at default settings (verdict,
-    resolution and runs per seed) into a JSON (DIR/detection.json's meta, or --json-out's with
-    --engine-only), beside --before's passes."""
+    """--passes: the zoo's correct mechanisms' default audits, into detection.json's meta (or
+    --json-out), beside --before's passes."""
     passes = []
     for name in (n for n in ZOO if n in CORRECT):
         audits = []
