@@ -90,8 +90,7 @@ def mode_options(mode: str, samples: int, seconds: float) -> dict:
 
 
 def kept_rows_in_words(kept: list) -> list:
-    """The rows kept from an earlier run, by mode: "the ordinary rows" where every case's row of
-    that mode was kept, else "the ordinary rows of a, b" (joined with "and" in the report)."""
+    """The kept rows by mode: "the ordinary rows" (every case kept), else "... of a, b"."""
     pairs, words = {(r["case"], r["mode"]) for r in kept}, []
     for mode in MODES:
         cases = [c.name for c in CASES if (c.name, mode) in pairs]
@@ -154,8 +153,7 @@ def run_row(case: Case, mode: str, args, promise: float, seeds: range) -> dict:
 
 
 def curator(rate: float) -> Case:
-    """Laplace (ε = 1) that releases its input in `rate` of runs (audited at the default budget:
-    `samples` is unused)."""
+    """Laplace (ε = 1) releasing its input in `rate` of runs (default budget: no `samples`)."""
     return Case("curator", "", lambda: adversarial.make_curator_laplace(1.0, rate), 0)
 
 
@@ -183,7 +181,7 @@ def leak_row(rate, seeds: range, jobs: int) -> dict:
 
 
 def one_in(reach) -> str:
-    """A leak reach r as "1 in N" (N = ⌊1/r⌋), "–" where no pass stated one."""
+    """A leak reach r as "1 in ⌊1/r⌋", "–" where no pass stated one."""
     if reach is None or np.isnan(reach):
         return "–"
     return "none" if np.isinf(reach) else f"1 in {int(1 / reach):,}"
@@ -271,11 +269,10 @@ def parse_args(argv=None):
     p.add_argument("--only", nargs="*", help="case names to run (default: all)")
     p.add_argument("--modes", nargs="*", choices=MODES, help="modes to run (default: all)")
     p.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N−1")
-    p.add_argument("--keep", type=Path, help="an adversarial.json to take the rows of the "
-                   "cases and modes not run now from (and, with --leak-seeds 0, its leaks)")
+    p.add_argument("--keep", type=Path, help="adversarial.json giving the rows "
+                   "not run now (and its leaks, with --leak-seeds 0)")
     p.add_argument("--leak-seeds", type=int, default=LEAK_SEEDS, help="seeds per rare-leak row")
-    p.add_argument("--rewrite-markdown", action="store_true",
-                   help="only rewrite DIR/adversarial.md from DIR/adversarial.json")
+    p.add_argument("--rewrite-markdown", action="store_true", help="only the .md from the JSON")
     args = p.parse_args(argv)
     if args.seeds < MIN_SEEDS and not args.only:
         p.error(f"--seeds must be at least {MIN_SEEDS} for the full report")
@@ -291,8 +288,7 @@ def read_document(path: Path) -> dict:
 
 
 def measure(args) -> dict:
-    """Every row, follow-up and rare leak the arguments ask for, as the adversarial.json
-    document (with the rows of --keep)."""
+    """The adversarial.json document: rows (with those of --keep), follow-ups, rare leaks."""
     meta = {**machine_meta(), "dpverify": dpverify.__version__, "numpy": package_version("numpy")}
     promise, started = 1.0 - args.confidence, time.perf_counter()
     first = range(args.first_seed, args.first_seed + args.seeds)

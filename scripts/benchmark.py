@@ -98,16 +98,15 @@ ROW_SAMPLES = {
 
 
 def numpy_reference_seconds(repeats: int = 3) -> float:
-    """Best of `repeats` timings of drawing 2^22 × 5 Laplace values on one thread: the machine's
-    speed at the start of the run, to read its seconds by."""
+    """Best of `repeats` timings of 2^22 × 5 Laplace draws on one thread: the machine's speed."""
     rng = np.random.default_rng(0)
     return min(timeit.repeat(lambda: rng.laplace(0.0, 1.0, size=(1 << 22, 5)), number=1,
                              repeat=repeats))
 
 
 def row_confidence(family_confidence: float, rows: int) -> float:
-    """Each row's confidence such that all `rows` bounds hold together with probability at least
-    `family_confidence` (union bound: each row gets an equal share of 1 − family_confidence)."""
+    """Each row's confidence so that all `rows` bounds hold together at `family_confidence`
+    (union bound)."""
     if not 0.0 < family_confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {family_confidence!r}")
     if rows < 1:
@@ -153,8 +152,7 @@ def read_run(path: Path) -> tuple[list[dict], dict]:
 
 
 def differences(rows: list[dict], other: list[dict]) -> list[str]:
-    """Where two runs of the table disagree, row by row: bound, verdict or sample counts (their
-    seconds may differ). Rows only one of them has are listed too."""
+    """Where two runs of the table disagree, row by row: bound, verdict or sample counts."""
     theirs = {r["mechanism"]: r for r in other}
     out = []
     for r in rows:
@@ -169,8 +167,7 @@ def differences(rows: list[dict], other: list[dict]) -> list[str]:
 
 
 def same_as(rows: list[dict], path: Path) -> dict:
-    """--same-as: this run against another of the same table, row by row (`differences`), with
-    how the other was made (its seconds, speed reference and load), printed and kept in meta."""
+    """--same-as: `differences` from another run, and how that one ran (seconds, load)."""
     other_rows, other = read_run(path)
     diff = differences(rows, other_rows)
     print(f"against {path}: " + ("identical bounds, verdicts and sample counts" if not diff
@@ -198,7 +195,6 @@ def same_as_text(check: dict | None) -> list[str]:
 
 
 def table_cells(row: dict) -> list[str]:
-    """One row of the report's table."""
     ours = fmt(row["epsilon_lower_bound"]) + (" (support mismatch: likely ∞)"
                                               if row["support_mismatch"] else "")
     verdict = row["verdict"] + ("" if row["verdict"] == row["expected_verdict"]
@@ -239,7 +235,7 @@ def preamble(rows: list[dict], meta: dict) -> list[str]:
 
 
 def paper_names(rows: list[dict], keep=lambda row: True) -> str:
-    """The paper names of the rows for which `keep(row)` holds, support mismatches marked."""
+    """The paper names of the rows `keep` keeps, support mismatches marked."""
     mismatch = " (support mismatch: ε likely ∞)"
     return ", ".join(r["paper_name"] + (mismatch if r["support_mismatch"] else "")
                      for r in rows if keep(r)) or "none"
