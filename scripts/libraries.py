@@ -30,8 +30,7 @@ DISTRIBUTIONS = {"opendp": "opendp", "diffprivlib": "diffprivlib", "pydp": "pyth
 
 
 def claim_and_half(mech) -> tuple[dict, dict]:
-    """The claim the adapter read from the library, {"epsilon", "delta"} or {"zcdp"}, and the
-    audit's keyword arguments for half of it."""
+    """The adapter's claim, {"epsilon", "delta"} or {"zcdp"}, and the arguments at half of it."""
     if mech.zcdp is not None:
         return {"zcdp": mech.zcdp}, {"zcdp": mech.zcdp / 2}
     return ({"epsilon": mech.epsilon, "delta": mech.delta},
@@ -58,8 +57,7 @@ def audit_once(mech, samples: int, seed: int, **options) -> dict:
 
 
 def run_case(library: str, case, seed: int, log, confidence: float, per_case: float) -> dict:
-    """Audit one case at its claim (at confidence `per_case`) and at half of it (at
-    `confidence`)."""
+    """One case audited at its claim (at `per_case`) and at half of it (at `confidence`)."""
     constructor, configuration, build, samples = case
     row = {"library": library, "constructor": constructor, "configuration": configuration,
            "samples": samples}
@@ -139,8 +137,7 @@ def cell_md(cell: dict, flagged_is_good: bool) -> str:
 
 
 def findings(rows: list[dict], checked: dict) -> list[str]:
-    """Witnesses of every case that fails its own claim, for a maintainer to file, with what
-    was checked to be sure it is the library's fault (`checked`: constructor → text)."""
+    """Witnesses of the cases failing their own claim, with what `checked` says was checked."""
     out = []
     for r in rows:
         cell = r.get("at_claim", {})
@@ -156,8 +153,7 @@ def findings(rows: list[dict], checked: dict) -> list[str]:
 
 
 def not_flagged(rows: list[dict]) -> list[str]:
-    """One bullet per reason: the rows not flagged at half their claim that share a reason
-    (e.g. one library's quantile algorithms), then the reason once."""
+    """One bullet per reason: the rows not flagged at half their claim, then the reason."""
     by_reason: dict = {}
     for r in rows:
         reason = r.get("half_claim_note", "No reason known: the audit lacked power at this "
@@ -220,8 +216,7 @@ def parse_args(argv=None):
 
 
 def previous_rows(path: Path, per_case: float, seed: int) -> tuple[list[dict], dict]:
-    """The rows and per-library seconds of an earlier census in `path`, when it was run at the
-    same seed and per-case confidence (the same number of cases); else none."""
+    """Rows and per-library seconds of an earlier census at the same seed and case count."""
     if not path.exists():
         return [], {}
     document = read_json(path)
@@ -253,8 +248,7 @@ def main(argv=None) -> int:
 
 
 def audit_census(args, censuses: dict, versions: dict, notes: dict) -> dict:
-    """Audit every case (of one library with --only, keeping the others' earlier rows): the
-    JSON document's rows and meta."""
+    """The JSON document: every case audited (with --only, one library's; the rest kept)."""
     json_path = args.out / "libraries.json"
     # the correction counts every case of the census, also when --only audits one library
     cases = [(library, case) for library, module in censuses.items() for case in module.cases()]

@@ -72,9 +72,8 @@ def _bare_loop_in_a_worker(make_call, runs: int) -> float:
 
 
 def machine_slowdown(make_call, runs: int, repeats: int = 3) -> float:
-    """How much two processes running the same bare loop slow each other on this machine: the
-    loop's rate alone in a worker over its mean rate beside a second worker running it (1: two
-    workers reach twice one loop's rate). The median of `repeats`: single loops vary by ±10%."""
+    """How much two processes running the same bare loop slow each other (1: not at all): the
+    rate alone over the mean rate of two at once, median of `repeats` (loops vary by ±10%)."""
     from joblib import Parallel, delayed
     ratios = []
     with Parallel(n_jobs=2, backend="loky") as workers:  # one task runs in a worker too
@@ -87,8 +86,7 @@ def machine_slowdown(make_call, runs: int, repeats: int = 3) -> float:
 
 @contextlib.contextmanager
 def time_in_sampling():
-    """While the block runs, the wall seconds inside `Sampler.run` and its chunks' summed
-    drawing-and-encoding seconds (more than the wall time when chunks run side by side)."""
+    """The block's wall seconds inside `Sampler.run`, and its chunks' summed drawing seconds."""
     spent = {"wall": 0.0, "chunks": 0.0}
     real = Sampler.run
 
@@ -122,8 +120,8 @@ def _diffprivlib_laplace():
 
 
 def scalar_rows() -> tuple[list[dict], dict, dict]:
-    """diffprivlib's Laplace (one call a run) on 1 and 2 workers against a bare loop of its call
-    before and after the audits, averaged: rows, meta and the adapter table's row."""
+    """diffprivlib's Laplace on 1 and 2 workers against a bare loop of its call: rows, meta and
+    the adapter table's row."""
     _, call, mech, library_call = _diffprivlib_laplace()
     rng = np.random.default_rng(0)
     dpverify.audit(mech, samples=1 << 12, n_jobs=2)  # start the worker pool, import there
@@ -205,14 +203,13 @@ def _tumult_geometric():
     return "tmlt.core", "`AddGeometricNoise(alpha=1)(0)`", from_measurement(meas), lambda: meas(0)
 
 
-# one representative mechanism per adapter: (distribution, the bare call shown, the adapted
-# mechanism, the bare call); diffprivlib's row is the scalar section's 2-worker audit
+# each builds (distribution, the call shown, the adapted mechanism, the bare call); diffprivlib's
+# row is the scalar section's 2-worker audit
 ADAPTERS = [_opendp_laplace, _pydp_laplace, _pipelinedp_count, _tumult_geometric]
 
 
 def adapter_row(build) -> dict:
-    """One adapter's audit rate on 2 workers (every stage runs) against a bare loop of the
-    library's call on one thread before and after the audit, averaged."""
+    """One adapter's audit rate on 2 workers against a bare loop of the library's call."""
     try:
         distribution, call, mech, bare_call = build()
     except Exception as exc:  # a library not installed: say so in the report
@@ -233,8 +230,7 @@ def adapter_row(build) -> dict:
 
 
 def batched_rows(n: int) -> tuple[list[dict], bool | None]:
-    """The batched Laplace audit on 1 and 2 threads, on dask and numpy's draws; and whether
-    dask's result is the 1-thread run's (None without dask)."""
+    """The batched audit on 1 and 2 threads, dask and numpy; whether dask's result is the same."""
     timed(samples=1 << 12, n_jobs=1)  # imports and first-use costs, not throughput
     rows, results = [], {}
     for jobs in (1, 2):
