@@ -5,8 +5,8 @@ enough for the coupled certificate and audits stopped at random; (b) the power o
 at 1/r against the sample size; (c) curve claims (dpverify.fdp) at their exact curves. How to
 read them: docs/results.md, "Calibration: false alarms and power".
 
-Writes OUT/calibration.json, .md and two plots (.png); exits 1 if an interval on a false-alarm
-rate lies wholly above 1 − confidence.
+Writes OUT/calibration.json, .md and two plots; exits 1 if a false-alarm rate's interval lies
+wholly above 1 − confidence.
 
 Usage: python scripts/calibration.py --out DIR [--runs 1000] [--samples 4096]
        [--confidence 0.95] [--power-seeds 40] [--curve-runs 500] (other sizes: --help)

@@ -1,14 +1,11 @@
 """Detection cost: the runs an ordinary audit spends until its first certified violation, beside
 the runs an oracle that knew the best pair and event would need.
 
-Every broken mechanism (true ε above its claim) of the zoo, the DP-Sniper set and the
-floating-point Laplace is audited as `dpverify.audit(mech, seed=s, progress=False)` for each seed;
-its runs to violation are `result.samples`. The oracle certifies the best event of a measurement
-run with the fewest runs; docs/results.md, "Detection: runs to the first violation", says how
-and why, and what the issue's checks on SVT3–6 and RNM3–4 are. Writes DIR/detection.json (after
-every row) and DIR/detection.md. --engine-only audits whichever dpverify comes first on
-PYTHONPATH (an older commit, say) for another run's --before column; --passes audits the zoo's
-correct mechanisms (seeds 0, 1) instead, into the JSON's meta.
+Every broken mechanism of the zoo, the DP-Sniper set and the floating-point Laplace, audited
+by `dpverify.audit(mech, seed=s)` per seed (the oracle, the checks on SVT3–6 and RNM3–4:
+docs/results.md, "Detection: runs to the first violation"). Writes DIR/detection.json (after
+every row) and .md. --engine-only audits the dpverify first on PYTHONPATH (an older commit) for
+another run's --before; --passes audits the zoo's correct mechanisms (seeds 0, 1) instead.
 
 Usage: python scripts/detection.py --out DIR [--only NAME ...] [--seeds S ... (default 0 1 2 3 4)]
            [--reuse-oracle] [--before FILE] [--oracle-runs N (default 10^7)] [--row-seconds T]

@@ -1,14 +1,7 @@
-"""Overhead of the dpverify engine over plain numpy sampling, on a batched Laplace mechanism.
-
-For n_jobs 1 and 2, times `dpverify.audit(make_laplace(1.0), samples=N, n_jobs=n_jobs)` twice in
-a row (cold: start-up included; warm: the same audit again). The claim ε = 1 is exact, so the
-audit runs every stage. Each audit is set beside plain single-threaded numpy drawing as many values
-as the audit ran the mechanism (`data + rng.laplace(0, 1, size)`, 2^20 at a time), timed right
-after it in the same process; the ratio of the two is checked against the target of 1.5.
-Nothing asserts on time: the script reports, a person judges (docs/results.md, "Overhead,
-throughput and memory").
-
-Writes DIR/overhead.json ({"rows", "meta", "target"}) and DIR/overhead.md.
+"""Overhead of the dpverify engine over plain numpy sampling: `dpverify.audit(make_laplace(1.0),
+samples=N)` at n_jobs 1 and 2, cold and warm, each beside numpy drawing as many values right
+after it, against the target ratio 1.5 (reported, not asserted; how to read it: docs/results.md,
+"Overhead, throughput and memory"). Writes DIR/overhead.json and DIR/overhead.md.
 
 Usage: python scripts/overhead.py --out DIR [--samples N]    (default N = 10**7)
        python scripts/overhead.py --out DIR --render-only    (overhead.md from overhead.json)
