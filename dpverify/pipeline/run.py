@@ -19,19 +19,16 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from enum import Enum
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
 from ..attacks import Candidate, Probe, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
 from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, PairPlan, betting_witness, certifying_counts,
-                       choose_coupling, curve_counts, pilot, privacy_curves_of, resolution,
-                       witness_of)
+                       choose_coupling, curve_counts, pilot, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
-from ..certify.confirm import evidence_level, is_marginal
 from ..certify.pilot import coupled_everywhere, seconds_per_run
-from ..certify.reach import LeakGates, leak_reach
+from ..certify.reach import LeakGates
 from ..sampling.illustration import with_examples
 from ..mechanism import as_mechanism
 from ..progress import Progress
@@ -41,6 +38,7 @@ from ..stats import (MIN_COUPLED_HITS_PER_BLOCK, coupled_block_size,
                      paired_variance_from_blocks)
 from .betting import BETTING_SHARE, BettingTest, bet_and_draw
 from .confirm import Confirming
+from .outcome import ExitReason, audit_result, standing_witness
 from .request import AuditRequest, build_request
 from .schedule import (Schedule, StageKind, StagePlan, samples_for_seconds, stage_key,
                        stage_kind)
@@ -62,15 +60,6 @@ class StageEvents(NamedTuple):
     level: float
     coupled: frozenset
     block: int
-
-
-class ExitReason(Enum):
-    """Why an audit's loop ended."""
-
-    FINISHED = "finished"               # every stage ran
-    VIOLATION = "violation proved"      # by the betting test, or a stage's certificate
-    BUDGET_SPENT = "budget spent"       # an ordinary audit's seconds= ran out
-    INTERRUPTED = "interrupted"         # Ctrl-C: what was certified so far stands
 
 
 class AuditRun:
@@ -155,9 +144,10 @@ class AuditRun:
                 self.bar.close()
             runs = sampler.runs
         self._take_betting_evidence()
-        lower, best = self._standing_witness()
+        confirmation = self.confirming.result if self.confirming is not None else None
+        lower, best = standing_witness(self.best, confirmation)
         best = self._illustrated(best, int(runs.max()))
-        return self._result(runs, search_runs, lower, best)
+        return audit_result(self, runs, search_runs, lower, best, confirmation)
 
     def _run_stages(self) -> None:
         """The data flow, once per stage."""
@@ -428,14 +418,6 @@ class AuditRun:
             self.best, self.best_event = betting_witness(self.pair_list, self.betting,
                                                          len(self.stages))
 
-    def _standing_witness(self) -> tuple[float, Witness | None]:
-        """(bound, witness) the verdict stands on, confirmed if asked (`_with_confirmation`)."""
-        best = self.best
-        lower = best.epsilon_lower_bound if best is not None else -math.inf
-        if self.confirming is not None:
-            lower, best = self._with_confirmation(self.confirming.result, lower, best)
-        return lower, best
-
     def _illustrated(self, best: Witness | None, samples_per_side: int) -> Witness | None:
         """The witness with its event's outputs on the illustrative sample, drawn before the
         result exists (`sampling.illustration.with_examples`, whose independence checks may
@@ -447,50 +429,6 @@ class AuditRun:
                                  samples_per_side)
         except KeyboardInterrupt:
             return best
-
-    def _result(self, runs, search_runs: int, lower: float, best) -> AuditResult:
-        r = self.request
-        confirmation = self.confirming.result if self.confirming is not None else None
-        # an unconfirmed violation's curves would draw the audit's counts, which the fresh
-        # runs overruled: a pass is not drawn as a violation
-        unconfirmed = confirmation is not None and not confirmation.confirmed
-        curves = (privacy_curves_of(self.best_curve, r.epsilon, r.delta, 1.0 - r.confidence)
-                  if r.curves and self.best_curve is not None and not unconfirmed else None)
-        return AuditResult(
-            mechanism=self.mech.name, verdict="violation" if lower > r.epsilon else "pass",
-            claimed_epsilon=r.epsilon, claimed_delta=r.delta, epsilon_lower_bound=lower,
-            confidence=r.confidence, witness=best, resolution=resolution(r.epsilon, r.delta, best),
-            leak_reach=(leak_reach(self.leak_gates, r.confidence)
-                        if self.leak_gates is not None and lower <= r.epsilon else math.inf),
-            samples=int(runs.sum()) + search_runs, samples_per_side=int(runs.max()),
-            seconds=time.perf_counter() - self.started, seed=int(r.seed),
-            stages=tuple(self.stages), interrupted=self.exit is ExitReason.INTERRUPTED,
-            budget_spent=self.exit is ExitReason.BUDGET_SPENT, curves=curves,
-            randomness=self.mech.randomness,
-            runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)),
-            marginal=(confirmation is None
-                      and is_marginal(best, r.epsilon, r.delta, 1.0 - r.confidence)),
-            evidence_level=self._evidence_level(),
-            confirmation=confirmation, event=self.best_event)
-
-    @staticmethod
-    def _with_confirmation(confirmation, lower: float, best: Witness):
-        """(bound, witness) once a confirmation ran: a violation stands only if both tests show
-        it, so the bound (and the witness shown with it) is the smaller of the two, each valid
-        on its own; stopped before a fresh round, nothing stands as evidence."""
-        if confirmation.witness is None:
-            return min(lower, confirmation.bound), None
-        if confirmation.bound < best.epsilon_lower_bound:
-            best = confirmation.witness
-        return min(lower, confirmation.bound), best
-
-    def _evidence_level(self) -> float | None:
-        """How often, at most, a mechanism meeting its claim gives a violation as strong as the
-        audit's own (`certify.confirm.evidence_level`); None without one."""
-        r, first = self.request, self.best
-        if first is None or not first.epsilon_lower_bound > r.epsilon:
-            return None
-        return evidence_level(first, r.epsilon, r.delta, 1.0 - r.confidence)
 
 
 def audit_with_settings(mechanism, settings: Settings, **options) -> AuditResult:
