@@ -85,7 +85,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
           progress=None, curves=False, stop_early=True,
           floating_point=None, seconds=None, zcdp=None, confirm=False, gdp=None, tradeoff=None,
-          profile=None) -> AuditResult:
+          profile=None, proof_only=False) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -107,6 +107,10 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     the other half (docs/method.md, "Testing by betting while searching"). False measures how broken a mechanism is: every stage runs, the earlier ones
     only choose and tune events on their fresh samples, and the last stage certifies with all
     of α (a tighter bound at the same budget; nothing is certified if it is interrupted first).
+    proof_only: stop at the betting test's proof. By default an ordinary audit whose betting
+    test proves a violation goes on to measure it, as a measurement run would, on fresh runs
+    and with the last stage's half of α, and reports the larger bound (docs/method.md,
+    "Measuring a proved violation").
     seconds: a time budget. An ordinary audit stops at the first chunk that returns past it,
     with what it has proven by then: the test by betting holds at any stopping time, so a
     violation it found stands; without one the result is marked `budget_spent` (and it never
@@ -138,7 +142,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                    samples=samples, seed=seed, n_jobs=n_jobs, backend=backend,
                    certify_per_stage=certify_per_stage, time_limit=time_limit, progress=progress,
                    curves=curves, stop_early=stop_early, floating_point=floating_point,
-                   seconds=seconds, confirm=confirm)
+                   seconds=seconds, confirm=confirm, proof_only=proof_only)
     curve = None
     if gdp is not None or tradeoff is not None or profile is not None:
         from .curve_claim import curve_claim

@@ -191,7 +191,8 @@ def check_fits_claim(kind: str, values: dict, spell: Callable[[str], str],
     measure = values.get("measure") or values.get("stop_early") is False
     given = [option for option, on in (("curves", values.get("curves")), ("measure", measure),
                                        ("seconds", values.get("seconds") is not None),
-                                       ("confirm", values.get("confirm"))) if on]
+                                       ("confirm", values.get("confirm")),
+                                       ("proof_only", values.get("proof_only"))) if on]
     if given:
         claim, verb = CLAIM_NAMES[kind], "applies" if len(given) == 1 else "apply"
         raise InvalidClaimError(f"{' and '.join(spell(g) for g in given)} {verb} to (ε, δ) "
@@ -337,6 +338,11 @@ _AUDIT_OPTIONS = [
                       "budget (a tighter bound; no early stop on a gross violation)",
            keyword="stop_early", default=False,  # --measure is stop_early=False
            cli=Cli("--measure", dict(action="store_true"))),
+    Option("proof_only", "stop at the first proof of a violation: report the bound that proof "
+                         "implies (just past the claim) instead of measuring the violation "
+                         "on fresh runs (the default)",
+           keyword="proof_only", default=False,
+           cli=Cli("--proof-only", dict(action="store_true"))),
     Option("seconds", "a time budget per mechanism. An audit stops at the first chunk past "
                       "it with what it has proven so far (a violation found stands; without "
                       "one, the result says the budget was spent). With --measure the run "
@@ -400,8 +406,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in _AUDIT_OPTIONS + _INTERFACE_OPT
 # Which options each interface offers, in the order its help lists them.
 COMMON_FLAGS = ("debug",)   # every `dpverify` subcommand
 AUDIT_FLAGS = ("targets", "epsilon", "delta", "zcdp", "gdp", "confidence", "samples", "seed", "jobs",
-               "backend", "scheduler", "time_limit", "floating_point", "measure", "seconds",
-               "confirm", "json", "report")
+               "backend", "scheduler", "time_limit", "floating_point", "measure",
+               "proof_only", "seconds", "confirm", "json", "report")
 GATE_FLAGS = ("targets", "baseline", "update_baseline", "tolerance", "changed_since", "junit",
               "summary", "epsilon", "delta", "confidence", "samples", "seed", "jobs", "confirm")
 PLUGIN_OPTIONS = ("paths", "profile", "seed", "samples", "confidence", "jobs", "budget",

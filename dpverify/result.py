@@ -362,6 +362,10 @@ class AuditResult(HasOutcome):
     # `signed_scores`, its `pair` index and `direction`), for scripts that count it on runs of
     # their own; not in the JSON
     event: Any = field(default=None, repr=False, compare=False)
+    # the runs in all when the betting test proved the violation (None: it proved none); the
+    # audit then measured it on the runs after them, unless proof_only=True
+    # (docs/method.md, "Measuring a proved violation")
+    proof_runs: int | None = None
 
     @property
     def gross_epsilon(self) -> float:
@@ -415,11 +419,18 @@ class AuditResult(HasOutcome):
             lines.append("           " + leak_reach_text(self.leak_reach, self.confidence))
         if self.witness is not None:
             lines += self.witness.summary_lines()
-        lines.append(f"           {self.samples:,} mechanism runs, {self.seconds:.2f} s, seed {self.seed}"
+        lines.append(f"           {self._runs_text()}, {self.seconds:.2f} s, seed {self.seed}"
                      + self._stop_note())
         if not self.reproducible:
             lines.append(OWN_RANDOMNESS_NOTE)
         return "\n".join(lines)
+
+    def _runs_text(self) -> str:
+        """The runs the audit drew, and for a violation proved by betting and measured (or
+        confirmed) after the proof, the runs the proof took."""
+        if self.proof_runs is None or self.samples <= self.proof_runs:
+            return f"{self.samples:,} mechanism runs"
+        return f"proved false after {self.proof_runs:,} runs, {self.samples:,} runs in all"
 
     def _stop_note(self) -> str:
         """Why the audit ended before its plan did, if it did."""
@@ -458,4 +469,5 @@ class AuditResult(HasOutcome):
             "evidence_level": self.evidence_level,
             "confirmation": (self.confirmation.as_dict() if self.confirmation is not None
                              else None),
+            "proof_runs": self.proof_runs,
         })

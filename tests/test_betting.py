@@ -157,7 +157,8 @@ def test_hopeless_pairs_receive_fewer_runs_than_the_leaking_one():
     each pair of equal inputs got fewer runs than the leaking pair (a fixed allocation would
     give all three the same search runs)."""
     for seed in range(5):
-        r = dpverify.audit(_leaks_on_one_pair, seed=seed, n_jobs=1, progress=False)
+        r = dpverify.audit(_leaks_on_one_pair, seed=seed, n_jobs=1, progress=False,
+                           proof_only=True)
         assert r.verdict == "violation" and r.witness.certificate == dpverify.result.BETTING
         hopeless_a, hopeless_b, leaking = r.runs_per_pair
         assert max(hopeless_a, hopeless_b) < leaking, r.runs_per_pair
@@ -198,7 +199,7 @@ def _oracle_runs(p, q, claim, alpha=0.05):
 
 
 def _median_runs(mech, seeds=range(5)):
-    results = [dpverify.audit(mech, seed=s, progress=False) for s in seeds]
+    results = [dpverify.audit(mech, seed=s, progress=False, proof_only=True) for s in seeds]
     assert all(r.verdict == "violation" for r in results)
     return float(np.median([r.samples for r in results]))
 
@@ -270,7 +271,8 @@ def test_the_wealth_picture_reads_as_the_verdict():
     from dataclasses import replace
     from dpverify.interfaces.figures import figure_data
     from mechanisms_under_test.basic import make_laplace
-    broken = dpverify.audit(make_laplace(1.0, claim=0.5), seed=0, progress=False)
+    broken = dpverify.audit(make_laplace(1.0, claim=0.5), seed=0, progress=False,
+                            proof_only=True)
     data = figure_data(broken)["witness"]
     assert broken.verdict == "violation" and data["outside"]
     assert data["wealth_path"][-1][1] >= data["threshold"]

@@ -42,7 +42,10 @@ CASES = {
     "laplace_near": (lambda: make_laplace(0.1, name="laplace_near"),
                      {"samples": 1 << 20, "stop_early": False, "epsilon": 0.095}, "violation",
                      COUPLED),
-    "rnm3": (make_rnm3, {}, "violation", BETTING),
+    # stopped at the betting test's proof (its witness drawn as the wealth), and measured after
+    # it, as an ordinary audit is by default
+    "rnm3": (make_rnm3, {"proof_only": True}, "violation", BETTING),
+    "rnm3_measured": (lambda: make_rnm3(name="rnm3_measured"), {}, "violation", RATIO_TEST),
     # (the zoo's passes, Laplace among them, are drawn and checked in test_zoo_audits)
     "randomized_response": (lambda: make_randomized_response(1.0, name="randomized_response"),
                             MEASURE, "pass", None),

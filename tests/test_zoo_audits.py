@@ -52,14 +52,19 @@ def test_broken_mechanisms_are_flagged_at_claimed_0_1(zoo_results, name, tmp_pat
     assert 0.1 < res.epsilon_lower_bound <= TRUE_EPSILON[name]
     w = res.witness
     assert w.count_D / w.samples_D > w.count_D_prime / w.samples_D_prime
-    # and every picture of its report shows the witness outside the claim, in red
-    assert render_and_check(res, tmp_path) is not None
+    # and every picture of its report shows the witness outside the claim, in red: measured
+    # after the betting test's proof, a violation has the trade-off plane and δ(ε) too
+    drawn = render_and_check(res, tmp_path)
+    assert drawn is not None and {"tradeoff.png", "delta_curve.png"} <= set(drawn["pictures"])
 
 
 @pytest.mark.parametrize("name", ["svt5", "noisy_hist2"])
 def test_gross_violations_stop_early(zoo_results, name):
+    """The betting test proves them within a few thousand runs; the audit then measures them
+    (docs/method.md, "Measuring a proved violation")."""
     res = audited(zoo_results, name)
-    assert res.samples_per_side <= 100_000
+    assert res.proof_runs is not None and res.proof_runs <= 100_000
+    assert res.samples > res.proof_runs and not res.marginal
 
 
 def test_tightness_laplace_epsilon_1():

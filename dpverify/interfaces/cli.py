@@ -110,7 +110,7 @@ def audit_options(args, mech) -> dict:
                 samples=args.samples, seed=args.seed, n_jobs=args.jobs,
                 backend="dask" if args.scheduler else args.backend, time_limit=args.time_limit,
                 curves=bool(args.report) and is_ed_claim(mech, *claims),
-                stop_early=not args.measure,
+                stop_early=not args.measure, proof_only=args.proof_only,
                 floating_point=True if args.floating_point else None,
                 seconds=args.seconds, zcdp=args.zcdp, gdp=args.gdp,
                 confirm=(confirm_requested(args.confirm)

@@ -75,4 +75,5 @@ def audit_result(run: AuditRun, runs, search_runs: int, lower: float, best: Witn
         runs_per_pair=tuple(int(n) for n in runs.sum(axis=1)),
         marginal=confirmation is None and is_marginal(best, r.epsilon, r.delta, alpha),
         evidence_level=violation_evidence_level(run.best, r.epsilon, r.delta, alpha),
-        confirmation=confirmation, event=run.best_event)
+        confirmation=confirmation, event=run.best_event,
+        proof_runs=None if run.proof_runs is None else run.proof_runs + search_runs)

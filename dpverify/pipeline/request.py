@@ -48,6 +48,7 @@ class AuditRequest:
     floating_point: bool
     seconds: float | None
     confirm: bool = False
+    proof_only: bool = False
 
 
 def _claim(mech, epsilon, delta, pairs):
@@ -73,7 +74,7 @@ def _group_claim(eps, dlt, distance):
 def build_request(mech: Mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
                   seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
                   progress=None, curves=False, stop_early=True, floating_point=None,
-                  seconds=None, confirm=False) -> AuditRequest:
+                  seconds=None, confirm=False, proof_only=False) -> AuditRequest:
     """Validate `dpverify.audit`'s options for mechanism `mech` (errors in the order a user
     meets them: claim, options, group claim, budget, time limit) and fill in the defaults
     declared with `@dpverify.mechanism`; backend, progress and curves are taken as they are.
@@ -95,4 +96,5 @@ def build_request(mech: Mechanism, pairs=None, epsilon=None, delta=None, confide
         time_limit=None if time_limit is None else check_time_limit(time_limit),
         stop_early=stop_early,
         floating_point=bool(mech.floating_point if floating_point is None else floating_point),
-        seconds=seconds, progress=progress, curves=curves, confirm=bool(confirm))
+        seconds=seconds, progress=progress, curves=curves, confirm=bool(confirm),
+        proof_only=bool(proof_only))

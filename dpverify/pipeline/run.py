@@ -40,8 +40,8 @@ from .betting import BETTING_SHARE, BettingTest, bet_and_draw
 from .confirm import Confirming
 from .outcome import ExitReason, audit_result, standing_witness
 from .request import AuditRequest, build_request
-from .schedule import (Schedule, StageKind, StagePlan, samples_for_seconds, stage_key,
-                       stage_kind)
+from .schedule import (Schedule, StageKind, StagePlan, measurement_size, samples_for_seconds,
+                       stage_key, stage_kind)
 from .search import Search
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
                         least_hedge_hits, one_sided_hedges, same_events_merged,
@@ -102,6 +102,8 @@ class AuditRun:
         self.best_curve: dict | None = None
         self.exit = ExitReason.FINISHED
         self.first_tuning: int | None = None  # the index of the first stage that only tuned
+        self.measuring_from: int | None = None  # the stage a proved violation's measuring began
+        self.proof_runs: int | None = None  # runs drawn when the betting test proved it
         self.confirming: Confirming | None = None  # audit(confirm=True) on a violation
         self.pair_list: list = []               # set by run(): the pairs audited
         self.search: Search | None = None       # ... their search samples and models
@@ -150,8 +152,10 @@ class AuditRun:
         return audit_result(self, runs, search_runs, lower, best, confirmation)
 
     def _run_stages(self) -> None:
-        """The data flow, once per stage."""
-        for j in range(1, len(self.schedule) + 1):
+        """The data flow, once per stage (a proof may shorten the schedule as it runs)."""
+        j = 0
+        while j < len(self.schedule):
+            j += 1
             stage = self.schedule.stage(j)
             kind = stage_kind(stage, self.search.frozen)
             if kind is StageKind.TUNE and self.first_tuning is None:
@@ -159,8 +163,10 @@ class AuditRun:
             key = stage_key(kind, j, self.first_tuning)
             self.bar.start_stage(j, self.schedule.sizes)
             probes = self._choose_events(stage)
-            if self.betting is not None and self.betting.violation:
-                self._record_betting(j)
+            if self.measuring_from == j:  # the proof came in this stage: it now measures
+                stage = self.schedule.stage(j)
+                key = stage_key(stage_kind(stage, False), j, self.first_tuning)
+            elif self._proved():
                 self.exit = ExitReason.VIOLATION
                 return
             stage, plan = self._prepare(stage, probes, key)
@@ -169,6 +175,8 @@ class AuditRun:
             if self._violation_found():
                 self.exit = ExitReason.VIOLATION
                 return
+        if self.measuring_from is not None:
+            self.exit = ExitReason.VIOLATION
 
     def _pairs(self, deadline):
         """The neighbouring pairs, and the runs an input search spent choosing them. A search
@@ -214,21 +222,26 @@ class AuditRun:
         if self.search.frozen:
             return []  # the events stay those of the stage before
         self._search(stage)
-        proved = self.betting is not None and self.betting.violation
-        return [] if stage.last or proved else self._probes()
+        stage = self.schedule.stage(stage.index)  # a proof may have made it a measurement
+        return [] if stage.last or self._proved() else self._probes()
 
     def _search(self, stage: StagePlan) -> None:
         """Stage j's search: the events for its size (for the next stage's, if it certifies
         nothing), among the tracked candidates re-tuned and the freshly searched ones."""
-        j, sizes, search = stage.index, self.schedule.sizes, self.search
+        j, search = stage.index, self.search
+        cap = search.begin_stage()
+        if self.betting is None or self.betting.violation:
+            search.draw(self.sampler, j, stage.size, cap)
+        elif bet_and_draw(self.betting, search, self.sampler, j, stage.size, cap):
+            self._record_betting(j)
+            if self.request.proof_only:
+                return  # a violation is proved: nothing left to choose
+            self._begin_measurement(stage)
+            stage = self.schedule.stage(j)
+        sizes = self.schedule.sizes
         planned = stage.size if stage.certifies else sizes[min(j, len(sizes) - 1)]
         carried = carry_over(self.tracked, planned, self.request.delta, stage.level,
                              self.sampler.chunk_size)
-        cap = search.begin_stage()
-        if self.betting is None:
-            search.draw(self.sampler, j, stage.size, cap)
-        elif bet_and_draw(self.betting, search, self.sampler, j, stage.size, cap):
-            return  # a violation is proved: nothing left to choose
         chosen = search.choose(self.sampler, stage.size, sizes[-1], self.request.delta,
                                stage.level, self.K, planned, cap)
         pool = carried + chosen.candidates
@@ -395,6 +408,7 @@ class AuditRun:
     def _record_betting(self, j: int) -> None:
         """The betting test's violation as the audit's witness (`certify.betting_witness`)."""
         self.best, self.best_event = betting_witness(self.pair_list, self.betting, j)
+        self.proof_runs = int(self.sampler.runs.sum())
         self.stages.append(StageSummary(j, 0, self.betting.alpha, 0,
                                         self.best.epsilon_lower_bound))
 
@@ -406,9 +420,25 @@ class AuditRun:
         return stream.counts if stream is not None else None
 
     def _violation_found(self) -> bool:
-        """An ordinary audit stops at the first stage whose bound exceeds the claim."""
-        return (self.request.stop_early and self.best is not None
-                and self.best.epsilon_lower_bound > self.request.epsilon)
+        """An ordinary audit stops at the first stage whose bound exceeds the claim (one that
+        measures a proved violation, at its last)."""
+        return (self.request.stop_early and self.measuring_from is None
+                and self.best is not None and self.best.epsilon_lower_bound > self.request.epsilon)
+
+    def _proved(self) -> bool:
+        """Whether the betting test has proved a violation that is not being measured."""
+        return (self.betting is not None and self.betting.violation
+                and self.measuring_from is None)
+
+    def _begin_measurement(self, stage: StagePlan) -> None:
+        """After a proof in stage j's search, the schedule ends where the violation is measured
+        (`schedule.measurement_size`), and its stages from j on are a measurement run's."""
+        s = self.settings
+        proof_runs = int(self.sampler.runs.max())
+        size = measurement_size(self.schedule.sizes, proof_runs, stage.size, s.measure_floor,
+                                s.measure_multiple)
+        self.schedule = self.schedule.measuring(size)
+        self.measuring_from = stage.index
 
     # ---- result ---------------------------------------------------------------------------
 

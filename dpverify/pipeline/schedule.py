@@ -85,6 +85,12 @@ class Schedule:
         """The same schedule planned for `samples` runs per input at its last stage."""
         return Schedule(samples, *self._args)
 
+    def measuring(self, samples: int) -> "Schedule":
+        """The schedule ending at `samples` runs per input, as a measurement run's: its stages
+        before the last track, its last certifies with the α this one's last stage has."""
+        confidence, _, *rest = self._args
+        return Schedule(samples, confidence, False, *rest)
+
     def __len__(self) -> int:
         return len(self.sizes)
 
@@ -104,6 +110,15 @@ class Schedule:
         level = (alpha_j if alpha_j > 0 else self.alphas[-1]) / (2 * self.per_stage)
         return StagePlan(j, self.sizes[j - 1], alpha_j, level, j == len(self.sizes),
                          not self.stop_early)
+
+
+def measurement_size(sizes: list[int], proof_runs: int, at_least: int, floor: int,
+                     multiple: int) -> int:
+    """The runs per input a violation proved after `proof_runs` runs per input is measured on:
+    the first of the schedule's `sizes` that reaches `multiple` × proof_runs, `floor` and
+    `at_least` (the stage the proof came in), else the last."""
+    need = max(multiple * proof_runs, floor, at_least)
+    return next((n for n in sizes if n >= need), sizes[-1])
 
 
 class StageKind(Enum):

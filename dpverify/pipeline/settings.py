@@ -35,6 +35,11 @@ class Settings:
     # certify more), "never" (independent samples only), "always" (every event coupled wherever
     # blocks fit: for testing the coupled certificate's soundness on any mechanism)
     coupling: str = "pilot"
+    # after the betting test proves a violation, measure it: run on to the first stage of at
+    # least `measure_floor` and `measure_multiple`× the proof's runs per input (capped by the
+    # schedule), and certify there (docs/method.md, "Measuring a proved violation")
+    measure_floor: int = 1 << 18
+    measure_multiple: int = 8
 
     def __post_init__(self):
         if self.coupling not in ("pilot", "never", "always"):
