@@ -44,6 +44,7 @@ SEEDS = (0, 1, 2, 3, 4)
 PASS_SEEDS = (0, 1)               # the seeds of --passes
 CONFIDENCE = 0.95                 # the oracle's confidence (the audits' default too)
 MEASURE_SAMPLES = 1 << 20         # runs per input of the measurement run that names the event
+REFERENCE_SAMPLES = 1 << 18       # runs per input of the measurement run beside the headline
 MEASURE_SEED = 1000
 ORACLE_RUNS = 10_000_000          # fresh runs per input behind the oracle's rates
 ORACLE_SEED = 20_250_611          # the oracle's own seed stream, apart from every audit's
@@ -102,7 +103,13 @@ def summarize(audits: list[dict]) -> dict:
             "runs_min": min(hits) if hits else None, "runs_max": max(hits) if hits else None,
             "samples_median": float(np.median([a["samples"] for a in audits])),
             "violations": sum(found), "seeds_run": len(audits),
-            "seconds_median": float(np.median([a["seconds"] for a in audits]))}
+            "seconds_median": float(np.median([a["seconds"] for a in audits])),
+            "headline_median": float(np.median([a["epsilon_lower_bound"] for a in audits])),
+            "headline_min": min(a["epsilon_lower_bound"] for a in audits),
+            "headline_max": max(a["epsilon_lower_bound"] for a in audits),
+            "runs_total_median": float(np.median([a.get("runs_total", a["samples"])
+                                                  for a in audits])),
+            "marginal": sum(bool(a.get("marginal")) for a in audits)}
 
 
 def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
@@ -111,7 +118,10 @@ def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
     for seed in seeds:
         started = time.perf_counter()
         r = dpverify.audit(mech, seed=seed, progress=False)
-        audits.append({"seed": seed, "samples": int(r.samples), "verdict": r.verdict,
+        # runs to the first proof; the audit then measures the violation (`runs_total`)
+        proof = r.samples if r.proof_runs is None else r.proof_runs
+        audits.append({"seed": seed, "samples": int(proof), "verdict": r.verdict,
+                       "runs_total": int(r.samples), "marginal": bool(r.marginal),
                        "epsilon_lower_bound": float(r.epsilon_lower_bound),
                        "seconds": time.perf_counter() - started, "stages": len(r.stages),
                        "certificate": r.witness.certificate if r.witness else None})
@@ -222,6 +232,15 @@ def oracle(mech, runs: int, log) -> dict:
     return out
 
 
+def measured_reference(mech) -> dict:
+    """A measurement run at REFERENCE_SAMPLES runs per input, seed 0: the bound a run asked
+    for the tightest bound gives, beside the ordinary audit's measured headline."""
+    started = time.perf_counter()
+    r = dpverify.audit(mech, samples=REFERENCE_SAMPLES, seed=0, stop_early=False, progress=False)
+    return {"bound": float(r.epsilon_lower_bound), "runs": int(r.samples),
+            "seconds": time.perf_counter() - started}
+
+
 def fmt_eps(x) -> str:
     return "∞" if math.isinf(float(x)) else f"{float(x):.3g}"
 
@@ -263,6 +282,18 @@ def main_cells(row: dict) -> list[str]:
             f"{row['violations']} of {row['seeds_run']}", oracle,
             "—" if r is None else ("∞" if math.isinf(r) else f"{r:.1f}×"), before,
             f"{row['seconds_median']:.1f}"]
+
+
+def headline_cells(row: dict) -> list[str]:
+    """One mechanism's cells of the measured-headline table."""
+    ref = row.get("measured_reference")
+    share = (f"{row['headline_median'] / ref['bound']:.2f}" if ref and ref["bound"] > 0
+             and math.isfinite(ref["bound"]) else "—")
+    return [row["mechanism"], fmt_eps(row["true_epsilon"]),
+            f"{fmt_eps(row['headline_median'])} ({fmt_eps(row['headline_min'])}–"
+            f"{fmt_eps(row['headline_max'])})", f"{row['marginal']} of {row['seeds_run']}",
+            fmt_runs(row["runs_total_median"]), f"{row['seconds_median']:.1f}",
+            fmt_eps(ref["bound"]) if ref else "—", fmt_runs(ref["runs"]) if ref else "—", share]
 
 
 def oracle_cells(row: dict) -> list[str]:
@@ -370,6 +401,14 @@ def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
         "found one. *Oracle runs*: 2·n, both inputs. *Ratio*: median runs to violation / the "
         "smaller of the two oracles. *Before*: the before engine's median.", "",
         "## Checks (SVT3, SVT4, SVT5, SVT6, RNM3, RNM4)", "", *checks(rows), "",
+        "## How broken: the headline bound, measured after the proof", "",
+        *table(["mechanism", "true ε", "headline ε, median (min–max)", "marginal",
+                "runs in total (median)", "seconds (median)",
+                f"`--measure` at 2^{REFERENCE_SAMPLES.bit_length() - 1} (seed 0)",
+                "its runs", "headline / measure"], [headline_cells(r) for r in rows]), "",
+        "*Headline*: the bound the same ordinary audits report, measured on fresh runs after "
+        "the proof (docs/method.md, \"Measuring a proved violation\"); *runs in total*: proof "
+        "and measurement.", "",
         *passes_section(meta.get("passes", []), meta.get("passes_before", {})),
         "## The oracle's events", "",
         *table(["mechanism", "pair and direction", "measured event", "oracle's event", "p", "q",
@@ -401,7 +440,8 @@ def parse(argv):
     add("--out", type=Path, help="directory for detection.json and .md")
     add("--only", nargs="+", metavar="NAME", choices=list(broken_mechanisms()))
     add("--seeds", nargs="+", type=int, default=list(SEEDS))
-    add("--reuse-oracle", action="store_true", help="each row's oracle from DIR/detection.json")
+    add("--reuse-oracle", action="store_true",
+        help="each row's oracle and --measure reference from DIR/detection.json")
     add("--oracle-runs", type=int, default=ORACLE_RUNS, help="fresh runs per input behind the "
         f"oracle (default {ORACLE_RUNS:,})")
     add("--before", type=Path, metavar="FILE", help="an --engine-only JSON for the before column")
@@ -441,9 +481,12 @@ def main(argv=None) -> int:
             "oracle_runs": args.oracle_runs, "engine_only": args.engine_only, "complete": False}
     log(f"dpverify from {meta['engine']['dpverify_file']} (commit {meta['engine']['commit']})")
     json_path = args.json_out if args.engine_only else args.out / "detection.json"
-    reused = {}
+    reused, reused_reference = {}, {}
     if args.reuse_oracle and json_path.exists():
-        reused = {r["mechanism"]: r["oracle"] for r in load(json_path)[0] if r.get("oracle")}
+        old = load(json_path)[0]
+        reused = {r["mechanism"]: r["oracle"] for r in old if r.get("oracle")}
+        reused_reference = {r["mechanism"]: r["measured_reference"] for r in old
+                            if r.get("measured_reference")}
     before, meta["before"] = before_rows(args.before)
     rows = []
 
@@ -462,6 +505,8 @@ def main(argv=None) -> int:
         if not args.engine_only:
             row["oracle"] = reused.get(name) or oracle(mech, args.oracle_runs, log)
             row["ratio_to_oracle"] = ratio(row)
+            row["measured_reference"] = (reused_reference.get(name)
+                                         or measured_reference(mech))
             row["before"] = before.get(name) and {k: before[name][k] for k in BEFORE_KEYS}
         rows.append(row)
         write()
