@@ -14,7 +14,6 @@ Usage: python scripts/adversarial.py --out DIR [--seeds 200] [--seconds 0.4] [--
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,8 @@ from typing import NamedTuple
 import numpy as np
 from joblib import Parallel, delayed
 
-from _common import clopper_pearson, interval, machine_line, table, write_json  # repo on path
+from _common import (clopper_pearson, interval, machine_line, read_json, table,  # repo on path
+                     write_json)
 import dpverify
 from dpverify.result import COUPLED
 from _machine import load_average, machine_meta, package_version
@@ -280,13 +280,6 @@ def parse_args(argv=None):
     return args
 
 
-def read_document(path: Path) -> dict:
-    """An adversarial.json, with the infinities JSON spells as strings read back as floats."""
-    return json.loads(path.read_text(encoding="utf-8"),
-                      object_hook=lambda d: {k: float(v) if v in ("inf", "-inf", "nan") else v
-                                             for k, v in d.items()})
-
-
 def measure(args) -> dict:
     """The adversarial.json document: rows (with those of --keep), follow-ups, rare leaks."""
     meta = {**machine_meta(), "dpverify": dpverify.__version__, "numpy": package_version("numpy")}
@@ -294,7 +287,7 @@ def measure(args) -> dict:
     first = range(args.first_seed, args.first_seed + args.seeds)
     rows = [run_row(case, mode, args, promise, first) for case in CASES
             if not args.only or case.name in args.only for mode in args.modes]
-    old = read_document(args.keep) if args.keep else None
+    old = read_json(args.keep) if args.keep else None
     if old:  # rows of the other cases and modes from an earlier run, in CASES order
         ran = {(r["case"], r["mode"]) for r in rows}
         kept = [r for r in old["rows"] if (r["case"], r["mode"]) not in ran]
@@ -321,7 +314,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.rewrite_markdown:   # the report again from its JSON, without rerunning an audit
-        document = read_document(args.out / "adversarial.json")
+        document = read_json(args.out / "adversarial.json")
     else:
         document = measure(args)
         write_json(args.out / "adversarial.json", document)

@@ -4,18 +4,14 @@ the runs an oracle that knew the best pair and event would need.
 Every broken mechanism of the zoo, the DP-Sniper set and the floating-point Laplace, audited
 by `dpverify.audit(mech, seed=s)` per seed (the oracle, the checks on SVT3–6 and RNM3–4:
 docs/results.md, "Detection: runs to the first violation"). Writes DIR/detection.json (after
-every row) and .md. --engine-only audits the dpverify first on PYTHONPATH (an older commit) for
-another run's --before; --passes audits the zoo's correct mechanisms (seeds 0, 1) instead.
+every row) and .md. --passes audits the zoo's correct mechanisms (seeds 0, 1) instead.
 
 Usage: python scripts/detection.py --out DIR [--only NAME ...] [--seeds S ... (default 0 1 2 3 4)]
-           [--reuse-oracle] [--before FILE] [--oracle-runs N (default 10^7)] [--row-seconds T]
-           [--passes] [--rewrite-markdown]
-       python scripts/detection.py --engine-only --json-out FILE [--only ...] [--seeds ...]
+           [--reuse-oracle] [--oracle-runs N (default 10^7)] [--passes] [--rewrite-markdown]
 """
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import subprocess
@@ -24,11 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-# The repository goes LAST on the path (so _common leaves it there): an engine put first on
-# PYTHONPATH (--engine-only on another commit) must not be shadowed by this one's.
-sys.path.append(str(Path(__file__).resolve().parents[1]))
-
-from _common import machine_line, table, write_json  # noqa: E402
+from _common import machine_line, read_json, table, write_json  # puts the repository on the path
 
 import numpy as np  # noqa: E402
 
@@ -60,8 +52,6 @@ MAX_RATIO_EACH, FLOOR_RUNS = 30.0, 10_000
 # checks take the smaller of it and this script's, so they are never easier than as set.
 STATED_ORACLE = {"svt3": 40_000, "svt4": 80_000, "svt5": 190, "svt6": 12_500,
                  "rnm3": 15_000, "rnm4": 14_400}
-# what a row keeps of the --before JSON's row of the same mechanism
-BEFORE_KEYS = ("runs_median", "runs_min", "runs_max", "violations", "seeds_run", "seconds_median")
 
 
 def broken_mechanisms() -> dict:
@@ -112,9 +102,9 @@ def summarize(audits: list[dict]) -> dict:
             "marginal": sum(bool(a.get("marginal")) for a in audits)}
 
 
-def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
-    """Every seed's default audit of one mechanism (stopping after `row_seconds`, if given)."""
-    audits, row_started = [], time.perf_counter()
+def audit_row(name: str, mech, seeds, log) -> dict:
+    """Every seed's default audit of one mechanism."""
+    audits = []
     for seed in seeds:
         started = time.perf_counter()
         r = dpverify.audit(mech, seed=seed, progress=False)
@@ -127,8 +117,6 @@ def audit_row(name: str, mech, seeds, row_seconds: float | None, log) -> dict:
                        "certificate": r.witness.certificate if r.witness else None})
         log(f"  {name} seed {seed}: {r.verdict} after {r.samples:,} runs, "
             f"{audits[-1]['seconds']:.1f} s")
-        if row_seconds is not None and time.perf_counter() - row_started > row_seconds:
-            break
     return {"audits": audits, **summarize(audits)}
 
 
@@ -267,21 +255,15 @@ def ratio(row: dict) -> float | None:
 
 def main_cells(row: dict) -> list[str]:
     """One mechanism's cells of the main table."""
-    r, b, name = ratio(row), row.get("before"), row["mechanism"]
+    r, name = ratio(row), row["mechanism"]
     runs = ("none found" if row["runs_min"] is None else f"{fmt_runs(row['runs_median'])} "
             f"({fmt_runs(row['runs_min'])}–{fmt_runs(row['runs_max'])})")
     oracle = fmt_runs(row["oracle"]["total"]) if row.get("oracle") else "—"
     if row.get("oracle") and name in STATED_ORACLE:
         oracle += f" (stated {STATED_ORACLE[name]:,})"
-    before = fmt_runs(b["runs_median"]) if b else "—"
-    if b and b["violations"] < b["seeds_run"]:
-        before += f" ({b['violations']} of {b['seeds_run']} found)"
-    elif b and b["seeds_run"] != row["seeds_run"]:
-        before += f" ({b['seeds_run']} seeds)"
     return [name, fmt_eps(row["claimed_epsilon"]), fmt_eps(row["true_epsilon"]), runs,
             f"{row['violations']} of {row['seeds_run']}", oracle,
-            "—" if r is None else ("∞" if math.isinf(r) else f"{r:.1f}×"), before,
-            f"{row['seconds_median']:.1f}"]
+            "—" if r is None else ("∞" if math.isinf(r) else f"{r:.1f}×")]
 
 
 def headline_cells(row: dict) -> list[str]:
@@ -334,7 +316,7 @@ def checks(rows: list[dict]) -> list[str]:
 
 def header(meta: dict) -> list[str]:
     """The report's title, what it measured, and with which engine on which machine."""
-    eng, before = meta["engine"], meta.get("before")
+    eng = meta["engine"]
 
     def at(engine: dict) -> str:
         local = " (with local changes)" if engine.get("engine_modified") else ""
@@ -347,59 +329,37 @@ def header(meta: dict) -> list[str]:
         f"{', '.join(map(str, meta['seeds']))}, beside an oracle that knows the best pair and "
         f"event of a measurement run and their rates on {meta['oracle_runs']:,} fresh runs per "
         f"input, and certifies that one event at confidence {CONFIDENCE:g}."
-        + (f" *Before*: the same audits on the engine at commit {at(before.get('engine', {}))}, "
-           f"seeds {', '.join(map(str, before.get('seeds', [])))} (`{before['path']}`)."
-           if before else "")
-        + " How the oracle is computed, and why: "
+        " How the oracle is computed, and why: "
         "[docs/results.md](../docs/results.md#detection-runs-to-the-first-violation).", "",
         f"Engine: `{eng['dpverify_file']}` at commit {at(eng)}. {machine_line(meta)} The script "
         f"ran {meta.get('wall_seconds', 0):.0f} s" + ("" if meta.get("complete") else
                                                       " (partial run)") + ".", ""]
 
 
-def beside(new: float, old: float | None, spec: str, change: str) -> list[str]:
-    """This engine's figure, the engine before's and the change in percent (— without one)."""
-    if old is None:
-        return [format(new, spec), "—", "—"]
-    return [format(new, spec), format(old, spec), format(100 * (new / old - 1), change) + "%"]
-
-
-def passes_section(passes: list[dict], before: dict) -> list[str]:
-    """Per correct mechanism and seed, resolution and runs beside `before` (name → pass row)."""
+def passes_section(passes: list[dict]) -> list[str]:
+    """Per correct mechanism and seed, its verdict, resolution and runs."""
     if not passes:
         return []
-    cells, worst, total, total_before = [], 0.0, 0, 0
-    for row in passes:
-        old = {a["seed"]: a for a in (before.get(row["mechanism"]) or {}).get("audits", [])}
-        for a in row["audits"]:
-            b = old.get(a["seed"]) or {}
-            cells.append([row["mechanism"], a["seed"], a["verdict"],
-                          *beside(a["resolution"], b.get("resolution"), ".4f", "+.1f"),
-                          *beside(a["samples"], b.get("samples"), ",", "+.0f")])
-            if b:
-                worst = max(worst, abs(a["resolution"] / b["resolution"] - 1))
-                total, total_before = total + a["samples"], total_before + b["samples"]
+    cells = [[row["mechanism"], a["seed"], a["verdict"], f"{a['resolution']:.4f}",
+              f"{a['samples']:,}"] for row in passes for a in row["audits"]]
     return ["## Passes: the correct mechanisms of the zoo", "",
-            *table(["mechanism", "seed", "verdict", "resolution", "before", "change", "runs",
-                    "before", "change"], cells, align="lrlrrrrrr"), "",
+            *table(["mechanism", "seed", "verdict", "resolution", "runs"], cells,
+                   align="lrlrr"), "",
             "Ordinary audits at default settings; *resolution*: the true ε the budget would "
             "catch about half the time on an event as likely as the best one "
-            "(`result.resolution`); *runs*: every mechanism call."
-            + (f" Largest change of a resolution: {100 * worst:.1f}%. Runs over all these "
-               f"audits: {total:,} against {total_before:,} before "
-               f"({100 * (total / total_before - 1):+.1f}%)." if total_before else ""), ""]
+            "(`result.resolution`); *runs*: every mechanism call.", ""]
 
 
 def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
     """detection.md from the JSON's rows and meta."""
     lines = header(meta) + [
         *table(["mechanism", "claimed ε", "true ε", "runs to violation, median (min–max)",
-                "violations found", "oracle runs (both inputs)", "ratio to oracle",
-                "before (median)", "seconds (median)"], [main_cells(r) for r in rows]), "",
+                "violations found", "oracle runs (both inputs)", "ratio to oracle"],
+               [main_cells(r) for r in rows]), "",
         "*Runs to violation*: `result.samples` up to the first certified violation, median over "
         "the seeds (a seed without one counting as more than any), min–max over the seeds that "
         "found one. *Oracle runs*: 2·n, both inputs. *Ratio*: median runs to violation / the "
-        "smaller of the two oracles. *Before*: the before engine's median.", "",
+        "smaller of the two oracles.", "",
         "## Checks (SVT3, SVT4, SVT5, SVT6, RNM3, RNM4)", "", *checks(rows), "",
         "## How broken: the headline bound, measured after the proof", "",
         *table(["mechanism", "true ε", "headline ε, median (min–max)", "marginal",
@@ -409,7 +369,7 @@ def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
         "*Headline*: the bound the same ordinary audits report, measured on fresh runs after "
         "the proof (docs/method.md, \"Measuring a proved violation\"); *runs in total*: proof "
         "and measurement.", "",
-        *passes_section(meta.get("passes", []), meta.get("passes_before", {})),
+        *passes_section(meta.get("passes", [])),
         "## The oracle's events", "",
         *table(["mechanism", "pair and direction", "measured event", "oracle's event", "p", "q",
                 "oracle n per input", "measured bound"],
@@ -427,10 +387,7 @@ def save(path: Path, rows: list[dict], meta: dict) -> None:
 
 def load(path: Path) -> tuple[list[dict], dict]:
     """Rows and meta of a detection JSON, with the "inf" strings of `save` back to floats."""
-    def back(d: dict) -> dict:
-        return {k: float(v) if v in ("inf", "-inf") else v for k, v in d.items()}
-
-    doc = json.loads(Path(path).read_text(encoding="utf-8"), object_hook=back)
+    doc = read_json(path)
     return doc["rows"], doc["meta"]
 
 
@@ -444,28 +401,13 @@ def parse(argv):
         help="each row's oracle and --measure reference from DIR/detection.json")
     add("--oracle-runs", type=int, default=ORACLE_RUNS, help="fresh runs per input behind the "
         f"oracle (default {ORACLE_RUNS:,})")
-    add("--before", type=Path, metavar="FILE", help="an --engine-only JSON for the before column")
-    add("--engine-only", action="store_true", help="only the audits, into --json-out")
-    add("--json-out", type=Path, metavar="FILE")
-    add("--row-seconds", type=float, metavar="T", help="stop a row's seeds after T seconds")
     add("--rewrite-markdown", action="store_true", help="only DIR/detection.md from its JSON")
     add("--passes", action="store_true", help="only the zoo's correct mechanisms, into "
-        "DIR/detection.json (or --json-out with --engine-only), beside --before's passes")
+        "DIR/detection.json")
     args = parser.parse_args(argv)
-    if args.engine_only and not args.json_out:
-        parser.error("--engine-only needs --json-out FILE")
-    if not args.engine_only and not args.out:
+    if not args.out:
         parser.error("--out DIR is required")
     return args
-
-
-def before_rows(path: Path | None) -> tuple[dict, dict | None]:
-    """name → row summary of a --before JSON, and what meta says of it."""
-    if path is None:
-        return {}, None
-    rows, meta = load(path)
-    return ({r["mechanism"]: r for r in rows},
-            {"path": str(path), "engine": meta.get("engine", {}), "seeds": meta.get("seeds")})
 
 
 def main(argv=None) -> int:
@@ -478,49 +420,42 @@ def main(argv=None) -> int:
         return run_passes(args, log)
     started, mechs = time.perf_counter(), broken_mechanisms()
     meta = {**machine_meta(), "engine": engine_meta(), "seeds": args.seeds,
-            "oracle_runs": args.oracle_runs, "engine_only": args.engine_only, "complete": False}
+            "oracle_runs": args.oracle_runs, "complete": False}
     log(f"dpverify from {meta['engine']['dpverify_file']} (commit {meta['engine']['commit']})")
-    json_path = args.json_out if args.engine_only else args.out / "detection.json"
+    json_path = args.out / "detection.json"
     reused, reused_reference = {}, {}
     if args.reuse_oracle and json_path.exists():
         old = load(json_path)[0]
         reused = {r["mechanism"]: r["oracle"] for r in old if r.get("oracle")}
         reused_reference = {r["mechanism"]: r["measured_reference"] for r in old
                             if r.get("measured_reference")}
-    before, meta["before"] = before_rows(args.before)
     rows = []
 
     def write() -> None:
         meta["wall_seconds"] = time.perf_counter() - started
         save(json_path, rows, meta)
-        if not args.engine_only:
-            write_markdown(args.out / "detection.md", rows, meta)
+        write_markdown(args.out / "detection.md", rows, meta)
 
     for name in (n for n in mechs if not args.only or n in args.only):
         mech, truth = mechs[name]
         log(f"{name}: claimed ε {mech.epsilon:g}, true ε {truth:g}")
         row = {"mechanism": name, "claimed_epsilon": mech.epsilon,
                "claimed_delta": mech.delta or 0.0, "true_epsilon": truth,
-               **audit_row(name, mech, args.seeds, args.row_seconds, log)}
-        if not args.engine_only:
-            row["oracle"] = reused.get(name) or oracle(mech, args.oracle_runs, log)
-            row["ratio_to_oracle"] = ratio(row)
-            row["measured_reference"] = (reused_reference.get(name)
-                                         or measured_reference(mech))
-            row["before"] = before.get(name) and {k: before[name][k] for k in BEFORE_KEYS}
+               **audit_row(name, mech, args.seeds, log)}
+        row["oracle"] = reused.get(name) or oracle(mech, args.oracle_runs, log)
+        row["ratio_to_oracle"] = ratio(row)
+        row["measured_reference"] = reused_reference.get(name) or measured_reference(mech)
         rows.append(row)
         write()
     meta["complete"] = True
     write()
-    if not args.engine_only:
-        log("\n".join(checks(rows)))
+    log("\n".join(checks(rows)))
     log(f"total {meta['wall_seconds']:.0f} s; wrote {json_path}")
     return 0
 
 
 def run_passes(args, log) -> int:
-    """--passes: the zoo's correct mechanisms' default audits, into detection.json's meta (or
-    --json-out), beside --before's passes."""
+    """--passes: the zoo's correct mechanisms' default audits, into detection.json's meta."""
     passes = []
     for name in (n for n in ZOO if n in CORRECT):
         audits = []
@@ -532,16 +467,11 @@ def run_passes(args, log) -> int:
             log(f"  {name} seed {seed}: {r.verdict}, resolution {r.resolution:.4f}, "
                 f"{r.samples:,} runs")
         passes.append({"mechanism": name, "audits": audits})
-    if args.engine_only:
-        save(args.json_out, [], {"engine": engine_meta(), "passes": passes})
-        return 0
     rows, meta = load(args.out / "detection.json")
     meta["passes"] = passes
-    if args.before:
-        meta["passes_before"] = {r["mechanism"]: r for r in load(args.before)[1].get("passes", [])}
     save(args.out / "detection.json", rows, meta)
     write_markdown(args.out / "detection.md", rows, meta)
-    log("\n".join(passes_section(passes, meta.get("passes_before", {}))))
+    log("\n".join(passes_section(passes)))
     return 0
 
 

@@ -32,14 +32,6 @@ TARGETS = {  # each target of memory.json as the report states it
     "string_slowdown": "A string-output audit ≤ {limit:g}× the seconds of the same mechanism "
                        "returning numbers: worst **{value:.1f}×**"}
 STRING_OUTPUTS = ("threshold_numbers", "threshold_str_array", "threshold_str_list")
-# Measured the same way on the commit before the string and memory fixes (d9bc550), on this
-# machine: (peak MiB, audit seconds), for the record in the report; not recomputed.
-BEFORE_FIX = {"svt1": (1414, 8.3), "svt2": (1491, 8.2), "svt3": (2978, 13.7), "svt4": (421, 1.9),
-              "svt5": (142, 0.7), "svt6": (188, 2.0), "svt1_str_tuples": (606, 188.2),
-              "svt1_str_array": (673, 334.0), "threshold_numbers": (262, 1.5),
-              "threshold_str_array": (336, 116.5), "threshold_str_list": (314, 91.6),
-              "pytest_zoo": (3059, 52.0)}
-
 CHILD = r"""
 import json, sys, time
 import numpy as np
@@ -166,19 +158,15 @@ def measurements(samples: list[int]) -> dict:
                "default_audit_peak_mib": target(LIMIT_MIB, worst_default),
                "string_slowdown": target(STRING_SLOWDOWN_LIMIT, max(slowdown.values()))}
     return {"rows": rows, "ratio": ratio, "svt": svts, "pytest_zoo": zoo, "strings": strings,
-            "string_slowdown": slowdown, "targets": targets, "before_fix_mib_seconds": BEFORE_FIX}
+            "string_slowdown": slowdown, "targets": targets}
 
 
 def render(doc: dict) -> str:
     """memory.md from the JSON document main writes."""
     rows, zoo, strings, meta = doc["rows"], doc["pytest_zoo"], doc["strings"], doc["meta"]
-    before = doc["before_fix_mib_seconds"]
     bounds = f"{rows[-1]['samples']:,} / at {rows[0]['samples']:,}"
     targets = [f"- {TARGETS[k].format(**t, bounds=bounds)} ({'holds' if t['holds'] else 'MISSES'})."
                for k, t in doc["targets"].items()]
-
-    def was(name: str, field: int) -> str:  # the measurement before the fix, if recorded
-        return f"{before[name][field]:g}" if name in before else "–"
     lines = ["# Peak memory of audits", "",
              "Each audit in a fresh process (the pytest session: one for all its audits) on "
              f"{meta['cpu_count']} CPUs ({meta['cpu_model']}), default backend; peak = its "
@@ -193,28 +181,23 @@ def render(doc: dict) -> str:
                    align="rrrrr")
     lines += ["", "## Default audits of 10-query SVTs", "",
               "`dpverify.audit(m)`: 2^22 certifying samples per input, 12 pairs; svt1..svt6 from "
-              "the zoo, then SVT1 returning '⊥'/'⊤' tuples or a str array. Before = the same "
-              "measurement on the commit before the fix (d9bc550), recorded, not rerun.", ""]
-    lines += table(["mechanism", "peak RSS (MiB)", "before (MiB)", "audit seconds",
-                    "before (s)", "runs", "verdict", "certified ε ≥"],
-                   [[r["name"], f"{r['peak_rss_mb']:.0f}", was(r["name"], 0),
-                     f"{r['audit_seconds']:.1f}", was(r["name"], 1), f"{r['runs']:,}",
-                     r["verdict"], f"{float(r['bound']):.4f}"] for r in doc["svt"]],
-                   align="lrrrrrlr")
+              "the zoo, then SVT1 returning '⊥'/'⊤' tuples or a str array.", ""]
+    lines += table(["mechanism", "peak RSS (MiB)", "audit seconds", "runs", "verdict",
+                    "certified ε ≥"],
+                   [[r["name"], f"{r['peak_rss_mb']:.0f}", f"{r['audit_seconds']:.1f}",
+                     f"{r['runs']:,}", r["verdict"], f"{float(r['bound']):.4f}"]
+                    for r in doc["svt"]], align="lrrrlr")
     lines += ["", "## pytest over the zoo", "",
               f"One `python -m pytest` process auditing all {zoo['passed'] + zoo['failed']} ZOO "
               "mechanisms through the plugin's `dp_audit` fixture at `--dpverify-profile ci` "
               f"(the default 2^22): peak **{zoo['peak_rss_mb']:.0f} MiB**, {zoo['seconds']:.0f} s, "
-              f"{zoo['passed']} passed, {zoo['failed']} failed (the broken ones). Before the fix: "
-              f"{was('pytest_zoo', 0)} MiB, {was('pytest_zoo', 1)} s.", "",
+              f"{zoo['passed']} passed, {zoo['failed']} failed (the broken ones).", "",
               "## String against number outputs", "",
               "One correct noisy threshold (ε = 0.5, every stage runs) returning its yes/no "
               "answer three ways; audit seconds inside the child.", ""]
-    lines += table(["output", "audit seconds", "× numbers", "before (s)", "runs",
-                    "peak RSS (MiB)"],
+    lines += table(["output", "audit seconds", "× numbers", "runs", "peak RSS (MiB)"],
                    [[name, f"{r['audit_seconds']:.2f}", f"{doc['string_slowdown'][name]:.1f}",
-                     was(name, 1), f"{r['runs']:,}", f"{r['peak_rss_mb']:.0f}"]
-                    for name, r in strings.items()])
+                     f"{r['runs']:,}", f"{r['peak_rss_mb']:.0f}"] for name, r in strings.items()])
     return "\n".join(lines) + "\n"
 
 

@@ -14,30 +14,16 @@ import sys
 import time
 from pathlib import Path
 
-from _common import machine_line, read_json, table, write_json
+from _common import machine_line, numpy_laplace_seconds, read_json, table, write_json
 
-import numpy as np
 
 import dpverify
 from _machine import load_average, machine_meta
 from mechanisms_under_test.basic import make_laplace
 
 TARGET_RATIO = 1.5
-NUMPY_CHUNK = 1 << 20
+NUMPY_CHUNK = 1 << 20  # numpy_laplace_seconds' chunk
 JOBS = (1, 2)
-
-
-def time_numpy(total: int, seed: int = 12345, data: float = 0.0) -> float:
-    """Seconds for plain numpy to compute `data + Laplace(0, 1)` `total` times, 2^20 at a time."""
-    rng = np.random.default_rng(seed)
-    started = time.perf_counter()
-    remaining, sink = total, 0.0
-    while remaining > 0:
-        size = min(NUMPY_CHUNK, remaining)
-        out = data + rng.laplace(0.0, 1.0, size)
-        sink += out[0]  # touch the result so nothing can be skipped
-        remaining -= size
-    return time.perf_counter() - started
 
 
 def timed_audit(mech, samples: int, n_jobs: int):
@@ -54,9 +40,9 @@ def measure(n_jobs: int, samples: int, log) -> dict:
     cold, cold_s = timed_audit(mech, samples, n_jobs)
     log(f"  n_jobs={n_jobs} cold audit: {cold_s:.2f} s, {cold.samples:,} runs, "
         f"verdict {cold.verdict}, eps >= {cold.epsilon_lower_bound:.4g}")
-    np_after_cold = time_numpy(cold.samples)
+    np_after_cold = numpy_laplace_seconds(cold.samples)
     warm, warm_s = timed_audit(mech, samples, n_jobs)
-    np_after_warm = time_numpy(warm.samples)
+    np_after_warm = numpy_laplace_seconds(warm.samples)
     log(f"  n_jobs={n_jobs} warm audit: {warm_s:.2f} s; numpy {np_after_cold:.3f} s after "
         f"cold, {np_after_warm:.3f} s after warm")
     if warm.samples != cold.samples:  # same seed and budget: should never differ

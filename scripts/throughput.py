@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from unittest import mock
 
-from _common import read_json, table, write_json
+from _common import numpy_laplace_seconds, read_json, table, write_json
 
 import numpy as np
 
@@ -34,15 +34,6 @@ SCALAR_SAMPLES = 1 << 17  # the scalar default: certifying samples per input at 
 ADAPTER_SECONDS = 10.0
 TARGET = 0.9 * 2  # the issue's bar: 0.9 x 2 x the bare call rate, on 2 cores
 DOCS = "[docs/results.md](../docs/results.md#overhead-throughput-and-memory)"
-
-
-def numpy_seconds(total: int) -> float:
-    """Seconds plain numpy takes to draw (and touch) `total` Laplace values, 2^20 at a time."""
-    rng = np.random.default_rng(12345)
-    started = time.perf_counter()
-    for done in range(0, total, 1 << 20):
-        0.0 + rng.laplace(0.0, 1.0, min(total - done, 1 << 20))
-    return time.perf_counter() - started
 
 
 def timed(**kwargs):
@@ -248,7 +239,7 @@ def batched_rows(n: int) -> tuple[list[dict], bool | None]:
     except Exception as exc:  # report, do not hide, a missing or broken cluster
         rows.append({"setting": f"dask LocalCluster: not available ({type(exc).__name__}: "
                                 f"{exc})", "seconds": None, "runs": None})
-    base = numpy_seconds(rows[0]["runs"])
+    base = numpy_laplace_seconds(rows[0]["runs"])
     rows.append({"setting": "plain numpy, 1 thread", "seconds": base, "runs": rows[0]["runs"]})
     for r in rows:
         if r["seconds"]:
