@@ -1,7 +1,8 @@
 """One (ε, δ) audit as a pipeline of named stages (docs/method.md, "The audit, stage by stage").
 
     for each stage j:  its kind (search, tune, last) → draw search rows (ordinary audits: in
-                       betting rounds, `betting.bet_and_draw`; stop at a proved violation) →
+                       betting rounds, `betting.bet_and_draw`; a proved violation makes the
+                       stages left a measurement run's, or ends the audit with proof_only) →
                        choose events → prepare (pilot, certificates) → count on fresh runs →
                        record (witness, tracked grids)
     then:              confirm (confirm=True) → illustrate the witness → the result
