@@ -366,6 +366,9 @@ class AuditResult(HasOutcome):
     # audit then measured it on the runs after them, unless proof_only=True
     # (docs/method.md, "Measuring a proved violation")
     proof_runs: int | None = None
+    # the betting test's witness of that proof (its wealth path), when the reported witness is
+    # another (the measurement's); None otherwise
+    proof: Witness | None = None
 
     @property
     def gross_epsilon(self) -> float:
@@ -470,4 +473,5 @@ class AuditResult(HasOutcome):
             "confirmation": (self.confirmation.as_dict() if self.confirmation is not None
                              else None),
             "proof_runs": self.proof_runs,
+            "proof": self.proof.as_dict() if self.proof is not None else None,
         })

@@ -161,3 +161,12 @@ def test_the_report_shows_the_witness_picture_first_and_the_evidence(figures):
     assert w.examples and w.examples_runs > 0
     assert "Outputs in the event" in html and w.examples[0]["output"] in html
     assert json.dumps(w.as_dict()["D"]) in html  # the whole pair, no array(...) repr
+
+
+def test_a_measured_violation_draws_the_region_and_the_wealth_of_its_proof(figures):
+    """Proved by betting, then measured: the report has the trade-off plane and δ(ε) of the
+    measured event, and the wealth of the bets that proved the claim false."""
+    _, result, _, written = figures["rnm3_measured"]
+    assert result.proof is not None and result.proof.certificate == BETTING
+    assert result.witness.certificate != BETTING
+    assert {"tradeoff.png", "delta_curve.png", "wealth.png"} <= set(written)

@@ -7,6 +7,7 @@ what it drew (drawing.axes_record), which `write_plots` gathers for figures.json
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,9 @@ def write_plots(result, directory: Path, exact_tradeoff=None) -> tuple[list[str]
         del pictures["privacy_loss_bounds.png"]
     if result.curves.privacy_loss:
         pictures["privacy_loss.png"] = lambda p: privacy_loss_plot(result, p)
+    if getattr(result, "proof", None) is not None:  # the proof before the measurement
+        pictures["wealth.png"] = lambda p: witness_plot(replace(result, witness=result.proof),
+                                                        p).pop("axes")
     for name, draw in pictures.items():
         drawn = draw(directory / name)
         if drawn is not None:

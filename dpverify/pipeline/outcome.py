@@ -76,4 +76,5 @@ def audit_result(run: AuditRun, runs, search_runs: int, lower: float, best: Witn
         marginal=confirmation is None and is_marginal(best, r.epsilon, r.delta, alpha),
         evidence_level=violation_evidence_level(run.best, r.epsilon, r.delta, alpha),
         confirmation=confirmation, event=run.best_event,
-        proof_runs=None if run.proof_runs is None else run.proof_runs + search_runs)
+        proof_runs=None if run.proof_runs is None else run.proof_runs + search_runs,
+        proof=run.proof if best is not run.proof else None)

@@ -105,6 +105,7 @@ class AuditRun:
         self.first_tuning: int | None = None  # the index of the first stage that only tuned
         self.measuring_from: int | None = None  # the stage a proved violation's measuring began
         self.proof_runs: int | None = None  # runs drawn when the betting test proved it
+        self.proof: Witness | None = None   # ... and its witness (the wealth of the bets)
         self.confirming: Confirming | None = None  # audit(confirm=True) on a violation
         self.pair_list: list = []               # set by run(): the pairs audited
         self.search: Search | None = None       # ... their search samples and models
@@ -409,7 +410,7 @@ class AuditRun:
     def _record_betting(self, j: int) -> None:
         """The betting test's violation as the audit's witness (`certify.betting_witness`)."""
         self.best, self.best_event = betting_witness(self.pair_list, self.betting, j)
-        self.proof_runs = int(self.sampler.runs.sum())
+        self.proof, self.proof_runs = self.best, int(self.sampler.runs.sum())
         self.stages.append(StageSummary(j, 0, self.betting.alpha, 0,
                                         self.best.epsilon_lower_bound))
 
