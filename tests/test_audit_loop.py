@@ -7,7 +7,8 @@ from dpverify.mechanism import as_mechanism
 from dpverify.pipeline import Settings, run as run_module
 from dpverify.pipeline.request import build_request
 from dpverify.pipeline.run import AuditRun, ExitReason
-from dpverify.pipeline.schedule import StageKind, StagePlan, stage_key, stage_kind
+from dpverify.pipeline.schedule import (StageKind, StagePlan, measurement_size, plan_stages,
+                                        stage_key, stage_kind)
 from dpverify.sampling import LAST_STAGE_KEY, TUNING_STAGE_KEY
 from mechanisms_under_test.basic import make_laplace
 
@@ -73,3 +74,15 @@ def test_ctrl_c_ends_the_loop_as_interrupted_and_the_result_says_so(monkeypatch)
     result = audit.run()
     assert audit.exit is ExitReason.INTERRUPTED
     assert result.interrupted and not result.budget_spent
+
+
+def test_a_proved_violation_is_measured_at_the_first_stage_large_enough():
+    """max(floor, multiple × the proof's runs per input, the proof's stage), taken from the
+    schedule's own sizes and capped by its last (docs/method.md, "Measuring a proved
+    violation")."""
+    sizes = plan_stages(1 << 22)
+    assert measurement_size(sizes, 1_000, 1 << 10, 1 << 18, 8) == 1 << 18     # the floor
+    assert measurement_size(sizes, 100_000, 1 << 10, 1 << 18, 8) == 1 << 20   # 8 × 10^5
+    assert measurement_size(sizes, 10 ** 7, 1 << 10, 1 << 18, 8) == 1 << 22   # capped
+    assert measurement_size(sizes, 10, 1 << 20, 1 << 18, 8) == 1 << 20        # its own stage
+    assert measurement_size(plan_stages(1 << 12), 5_000, 1 << 10, 1 << 18, 8) == 1 << 12
