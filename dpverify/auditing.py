@@ -11,7 +11,7 @@ import time
 from .errors import InvalidClaimError
 from .kinds import CURVE, EPSILON_DELTA, RDP, ZCDP
 from .mechanism import as_mechanism
-from .options import check_fits_claim, check_one_claim
+from .options import check_fits_claim, check_one_claim, check_stopping
 from .pipeline.request import build_request
 from .pipeline.run import AuditRun
 from .result import AuditResult
@@ -55,6 +55,7 @@ def _other_claim(mech, options: dict):
     """The result of a zCDP, RDP or curve audit when that is the claim, else None."""
     curve = options["curve"]
     check_one_claim(options, spell=_keyword)
+    check_stopping(options, spell=_keyword)
     kind = claim_kind(mech, options["epsilon"], options["zcdp"], curve)
     check_fits_claim(kind, options, spell=_keyword, name=mech.name)
     if kind == CURVE:

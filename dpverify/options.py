@@ -200,11 +200,22 @@ def check_fits_claim(kind: str, values: dict, spell: Callable[[str], str],
                                               else f"not to {claim}"))
 
 
+def check_stopping(values: dict, spell: Callable[[str], str]) -> None:
+    """A measurement run (`measure`, or stop_early=False) and `proof_only` ask opposite things,
+    to go on to the schedule's end and to stop at the first proof: given together, refused."""
+    measure = values.get("measure") or values.get("stop_early") is False
+    if measure and values.get("proof_only"):
+        measured = spell("measure") if values.get("measure") else "stop_early=False"
+        raise InvalidClaimError(f"{measured} runs the whole schedule and {spell('proof_only')} "
+                                "stops at the first proof: give one of them")
+
+
 def check_claim_combination(values: dict, spell: Callable[[str], str]) -> None:
     """One claim at most (`check_one_claim`), and the options of an (ε, δ) claim not beside a
     ρ-zCDP or μ-GDP one (`check_fits_claim`); with zCDP, δ is the implied (ε, δ) claim's
     (`mechanism.validate_zcdp_delta`). `spell(name)` is the option as the user wrote it."""
     check_one_claim(values, spell)
+    check_stopping(values, spell)
     for option, kind in (("gdp", "curve"), ("zcdp", "zcdp")):
         if values.get(option) is not None:
             check_fits_claim(kind, values, spell)
@@ -442,4 +453,4 @@ __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "C
            "check_delta", "check_zcdp", "check_gdp", "check_confidence", "check_samples", "check_seed",
            "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds",
            "check_tolerance", "check_session_budget",
-           "check_claim_combination"]
+           "check_claim_combination", "check_stopping"]

@@ -43,3 +43,13 @@ def test_a_gross_violation_is_measured_near_its_size():
     r = dpverify.audit(noisy_hist2, samples=SAMPLES, seed=1)
     assert r.verdict == "violation" and not r.marginal
     assert 5.0 < r.epsilon_lower_bound <= TRUE_EPSILON["noisy_hist2"]
+
+
+def test_a_measurement_run_and_proof_only_together_are_refused(capsys):
+    from dpverify.errors import InvalidClaimError
+    from dpverify.interfaces.cli import EXIT_ERROR, main
+    with pytest.raises(InvalidClaimError, match=r"stop_early=False .* proof_only="):
+        dpverify.audit(rnm3, samples=1 << 10, stop_early=False, proof_only=True, progress=False)
+    code = main(["audit", "mechanisms_under_test/noisy_max.py:rnm3", "--measure", "--proof-only"])
+    assert code == EXIT_ERROR
+    assert "--measure runs the whole schedule and --proof-only stops" in capsys.readouterr().err
