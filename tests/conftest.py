@@ -17,6 +17,17 @@ if ROOT not in _paths:
     os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + _paths)
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (`-n 2`), distribute by `xdist_group` unless `--dist` was given:
+    tests marked with a group share a worker, so a module's audits (a module fixture) are
+    computed once, not once per worker. Set here rather than in `addopts`, so that the suite
+    also runs without xdist (`-p no:xdist`)."""
+    given = any(arg == "--dist" or arg.startswith("--dist=")
+                for arg in config.invocation_params.args)
+    if getattr(config.option, "dist", "no") == "load" and not given:
+        config.option.dist = "loadgroup"
+
+
 @pytest.fixture
 def certifying_chunk_seeds(monkeypatch):
     """Spy on the sampler for tests of the seed streams (docs/method.md, "Seed streams"):
