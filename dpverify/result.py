@@ -259,6 +259,12 @@ def confirmation_text(c: dict, claimed_epsilon: float) -> str:
     """A confirmation (`Confirmation.as_dict()`) in words."""
     found = (f"the audit certified ε ≥ {lower_bound_text(c['first_bound'], claimed_epsilon)}"
              + (" (marginal)" if c.get("first_marginal") else ""))
+    if c.get("measured"):
+        return (f"confirmed: proved by betting at ε ≥ "
+                f"{lower_bound_text(c['first_bound'], claimed_epsilon)}"
+                + (" (marginal)" if c.get("first_marginal") else "")
+                + f", then measured at ε ≥ {lower_bound_text(c['bound'], claimed_epsilon)} "
+                "on runs drawn after the proof")
     if c["rounds"] == 0:
         return f"NOT CONFIRMED: {found}, but it stopped before its first round of fresh runs"
     fresh = (f"bets on its event over {c['runs']:,} fresh runs ({c['rounds']} round"
@@ -275,7 +281,9 @@ class Confirmation:
     pipeline.confirm, docs/method.md "Marginal violations and confirmation"): a test by betting
     on that one event at the audit's α, over rounds of fresh runs, until its wealth reaches 1/α
     (`confirmed`) or the audit's `samples` are spent. `first` is the audit's own witness;
-    `witness` the confirming test's (its counts over the rounds, its e-value and bound)."""
+    `witness` the confirming test's (its counts over the rounds, its e-value and bound). A
+    proved violation whose measurement is past the claim is confirmed by it (`measured`):
+    `first` is then the proof, `witness` the measurement's, and no round is drawn."""
 
     confirmed: bool
     first: Witness
@@ -283,6 +291,7 @@ class Confirmation:
     rounds: int
     runs: int           # fresh runs drawn, both inputs
     first_marginal: bool = False  # the audit's own violation was marginal (certify.confirm)
+    measured: bool = False  # confirmed by the proof's measurement on fresh runs, no bets
 
     @property
     def first_bound(self) -> float:
@@ -298,7 +307,7 @@ class Confirmation:
         return jsonable({"confirmed": self.confirmed, "first_bound": self.first_bound,
                          "first_marginal": self.first_marginal, "bound": self.bound,
                          "e_value": self.witness.e_value if self.witness else 1.0,
-                         "rounds": self.rounds, "runs": self.runs,
+                         "rounds": self.rounds, "runs": self.runs, "measured": self.measured,
                          "first": self.first.as_dict(),
                          "witness": self.witness.as_dict() if self.witness else None})
 

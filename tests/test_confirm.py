@@ -201,7 +201,7 @@ def test_the_plugin_confirms_in_one_place(pytester):
     run.assert_outcomes(failed=1, passed=1)  # the zCDP claim is audited, unconfirmed
     out = run.stdout.str()
     assert "violations confirmed on fresh runs" in out
-    assert "confirmed: the audit certified" in out and "--confirm" in out
+    assert "confirmed: " in out and "--confirm" in out
 
 
 def test_the_gate_confirms(tmp_path, capsys, rr3_false_alarms):
@@ -227,8 +227,25 @@ def test_a_confirmation_stopped_before_its_first_round_confirms_nothing(monkeypa
     def interrupted(self, sampler):
         raise KeyboardInterrupt
     monkeypatch.setattr(run_module.Confirming, "run", interrupted)
-    result = dpverify.audit(loud_count, samples=SAMPLES, n_jobs=1, confirm=True)
+    # stopped at its proof, so that it confirms by bets, not by the proof's measurement
+    result = dpverify.audit(loud_count, samples=SAMPLES, n_jobs=1, confirm=True, proof_only=True)
     assert result.interrupted and result.verdict == "pass" and not result.conclusive
     assert result.witness is None and result.epsilon_lower_bound == -math.inf
     assert result.confirmation.first_bound > EPS
     assert "stopped before its first round" in result.summary()
+
+
+def test_a_measured_proof_is_confirmed_by_its_measurement_without_bets():
+    """A violation proved by betting and then measured past the claim on runs drawn after the
+    proof is confirmed by that measurement: no round of bets, the same runs and bound as the
+    unconfirmed audit, the proof kept as the confirmation's first witness."""
+    from mechanisms_under_test import TRUE_EPSILON, rnm3
+    plain = dpverify.audit(rnm3, samples=1 << 16, seed=0, progress=False)
+    confirmed = dpverify.audit(rnm3, samples=1 << 16, seed=0, progress=False, confirm=True)
+    c = confirmed.confirmation
+    assert plain.proof is not None and c.confirmed and c.measured
+    assert c.rounds == 0 and c.runs == 0 and confirmed.samples == plain.samples
+    assert c.first == plain.proof and c.first.certificate == "betting"
+    assert confirmed.epsilon_lower_bound == plain.epsilon_lower_bound
+    assert 0.1 < confirmed.epsilon_lower_bound <= TRUE_EPSILON["rnm3"]
+    assert "then measured at ε ≥" in confirmed.summary()

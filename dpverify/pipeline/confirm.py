@@ -9,6 +9,10 @@ joint outcomes of the rounds before it (the first from the audit's own counts), 
 is a supermartingale under the claim and the confirmation may stop at the first round whose
 wealth reaches 1/α. Rounds double from FIRST_ROUND rows up to ROUND_CAP, until the audit's
 `samples` runs per input are spent.
+
+A violation proved by betting and then measured is already tested again on fresh runs: when the
+measurement's own bound is past the claim, it confirms the violation and no round is drawn
+(`Confirming.by_measurement`).
 """
 from __future__ import annotations
 
@@ -52,6 +56,17 @@ class Confirming:
         self.result = Confirmation(
             confirmed=False, first=first, witness=None, rounds=0, runs=0,
             first_marginal=is_marginal(first, request.epsilon, request.delta, alpha))
+
+    def by_measurement(self, proof: Witness, measured: Witness) -> Confirmation:
+        """The violation the betting test proved (`proof`), confirmed by its measurement
+        (`measured`): events chosen before any of its runs were drawn and certified on them at
+        the last stage's α/2, past the claim. No round of bets is drawn."""
+        alpha = 1.0 - self.request.confidence
+        self.result = Confirmation(
+            confirmed=True, first=proof, witness=measured, rounds=0, runs=0,
+            first_marginal=is_marginal(proof, self.request.epsilon, self.request.delta, alpha),
+            measured=True)
+        return self.result
 
     def run(self, sampler: Sampler) -> Confirmation:
         """Draw and settle rounds until the wealth reaches 1/α or `samples` rows are spent."""

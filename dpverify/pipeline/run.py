@@ -139,7 +139,10 @@ class AuditRun:
                         and self.best.epsilon_lower_bound > r.epsilon):
                     self.confirming = Confirming(r, self.pair_list, self.best_event, self.best,
                                                  self.paired, self._stream_counts())
-                    self.confirming.run(sampler)
+                    if self._measured_past_claim():
+                        self.confirming.by_measurement(self.proof, self.best)
+                    else:
+                        self.confirming.run(sampler)
             except KeyboardInterrupt:
                 self.exit = ExitReason.INTERRUPTED  # keep what was certified so far
             except TimeBudgetSpent:
@@ -431,6 +434,14 @@ class AuditRun:
         """Whether the betting test has proved a violation that is not being measured."""
         return (self.betting is not None and self.betting.violation
                 and self.measuring_from is None)
+
+    def _measured_past_claim(self) -> bool:
+        """Whether a proved violation's measurement, certified on runs drawn after the proof,
+        itself puts ε past the claim: the confirmation it would have drawn, at no extra runs
+        (docs/method.md, "Marginal violations and confirmation")."""
+        return (self.measuring_from is not None and self.exit is ExitReason.VIOLATION
+                and self.proof is not None and self.best is not self.proof
+                and self.best.epsilon_lower_bound > self.request.epsilon)
 
     def _begin_measurement(self, stage: StagePlan) -> None:
         """After a proof in stage j's search, the schedule ends where the violation is measured
