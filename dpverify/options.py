@@ -10,6 +10,7 @@ message wherever it is given; only the option's name is spelled the way the user
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 from dataclasses import dataclass, field
@@ -27,16 +28,29 @@ DEFAULT_SAMPLES_SCALAR = 1 << 17
 # The pytest plugin's sample budgets: certifying runs per input at the last stage (None: the
 # default above).
 PROFILES = {"fast": {"samples": 1 << 20}, "ci": {"samples": None}}
-# Set to 1 (or true, yes) in a CI environment: `dpverify audit`, `dpverify gate` and the pytest
-# plugin then confirm every (ε, δ) violation on fresh runs, as --confirm does (docs/ci.md).
+# Set to 1 (true, yes, on) or 0 (false, no, off): `dpverify audit`, `dpverify gate` and the
+# pytest plugin then confirm every (ε, δ) violation on fresh runs, or do not, unless their own
+# flag says otherwise (docs/ci.md).
 CONFIRM_ENV = "DPVERIFY_CONFIRM"
+# Whether an interface confirms when neither its flag, CONFIRM_ENV nor (the plugin) its ini
+# option says: the CI interfaces do, so that a mechanism exactly at its claim does not fail a
+# build in 1 − confidence of runs (docs/method.md, "Marginal violations and confirmation").
+CONFIRM_DEFAULTS = {"audit": False, "gate": True, "plugin": True}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
-def confirm_requested(flag) -> bool:
-    """Whether an interface confirms violations: its own flag, or CONFIRM_ENV set to a true
-    value (1, true, yes, on)."""
+def confirm_requested(flag, interface: str = "audit", configured=None) -> bool:
+    """Whether `interface` ("audit", "gate" or "plugin") confirms violations: its own flag
+    (True or False; None when not given), else CONFIRM_ENV if set, else the project's setting
+    `configured` (the plugin's ini option; None when not set), else CONFIRM_DEFAULTS."""
+    if flag is not None:
+        return bool(flag)
     setting = os.environ.get(CONFIRM_ENV, "").strip().lower()
-    return bool(flag) or setting in ("1", "true", "yes", "on")
+    if setting in _TRUE + _FALSE:
+        return setting in _TRUE
+    if configured is not None:
+        return bool(configured)
+    return CONFIRM_DEFAULTS[interface]
 
 
 def default_samples(mech) -> int:
@@ -362,13 +376,22 @@ _AUDIT_OPTIONS = [
                       "way the result then depends on the machine's speed",
            keyword="seconds", check=check_seconds,
            cli=Cli("--seconds", dict(type=float, metavar="SECONDS"))),
-    Option("confirm", "count a violation's event again on fresh runs of its pair and report "
-                      "the violation only if they confirm it: a correct mechanism is then "
-                      "flagged in at most (1 − confidence)² of audits (also on with "
-                      f"{CONFIRM_ENV}=1)",
+    Option("confirm", "test a violation again on fresh runs of its pair and report it only "
+                      "if they confirm it: a correct mechanism is then flagged in at most "
+                      "(1 − confidence)² of audits (default off; "
+                      f"{CONFIRM_ENV}=1 or 0 sets it when the flag is not given)",
            keyword="confirm", default=False,
-           cli=Cli("--confirm", dict(action="store_true")),
-           plugin=Plugin("--dpverify-confirm", settings=dict(action="store_true"),
+           cli=Cli("--confirm", dict(action=argparse.BooleanOptionalAction, default=None),
+                   gate_help="test a violation again on fresh runs of its pair and fail only "
+                             "if they confirm it: a correct mechanism then fails the gate in "
+                             "at most (1 − confidence)² of runs (default on; --no-confirm "
+                             f"fails on unconfirmed violations; {CONFIRM_ENV}=0 or 1 sets it "
+                             "when the flag is not given)"),
+           plugin=Plugin("--dpverify-confirm",
+                         help="test a violation again on fresh runs and fail only if they "
+                              "confirm it (default on; --dpverify-no-confirm, the ini option "
+                              f"dpverify_confirm = false or {CONFIRM_ENV}=0 turn it off)",
+                         settings=dict(action=argparse.BooleanOptionalAction), default=None,
                          ini="dpverify_confirm")),
     Option("json", "write results as JSON (its directory must exist)",
            cli=Cli("--json", dict(metavar="PATH"))),
@@ -447,7 +470,7 @@ def check_parsed(args, names) -> dict:
 
 
 __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "COMMON_FLAGS",
-           "CONFIRM_ENV", "confirm_requested",
+           "CONFIRM_ENV", "CONFIRM_DEFAULTS", "confirm_requested",
            "PLUGIN_OPTIONS", "PLUGIN_INI_HELP", "PROFILES", "DEFAULT_SAMPLES_BATCHED", "check_parsed",
            "DEFAULT_SAMPLES_SCALAR", "default_samples", "check_values", "check_epsilon",
            "check_delta", "check_zcdp", "check_gdp", "check_confidence", "check_samples", "check_seed",

@@ -252,7 +252,7 @@ def marginal_text(level: float) -> str:
     """What a marginal violation is, and how to confirm it (certify.confirm)."""
     return (f"marginal: a mechanism whose true ε equals the claim gives a violation this strong "
             f"in up to {100 * level:.2g}% of audits; confirm it on fresh runs: --confirm "
-            "(pytest: --dpverify-confirm; Python: audit(confirm=True))")
+            "(Python: audit(confirm=True); the gate and the pytest plugin confirm by default)")
 
 
 def confirmation_text(c: dict, claimed_epsilon: float) -> str:

@@ -210,9 +210,9 @@ def test_the_gate_confirms(tmp_path, capsys, rr3_false_alarms):
     baseline.write_text('{"mechanisms": {}}')
     common = ["gate", f"{__file__}:rr3", "--baseline", str(baseline), "--samples",
               str(SAMPLES), "--seed", str(seed), "--jobs", "1"]
-    main(common)
+    main(common + ["--no-confirm"])
     assert capsys.readouterr().out.startswith("VIOLATION  rr3")
-    main(common + ["--confirm"])
+    main(common)  # the gate confirms by default
     python = dpverify.audit(rr3, samples=SAMPLES, seed=seed, n_jobs=1, confirm=True)
     out = capsys.readouterr().out
     assert out.startswith("VIOLATION  rr3" if python.verdict == "violation" else "pass       rr3")
@@ -249,3 +249,34 @@ def test_a_measured_proof_is_confirmed_by_its_measurement_without_bets():
     assert confirmed.epsilon_lower_bound == plain.epsilon_lower_bound
     assert 0.1 < confirmed.epsilon_lower_bound <= TRUE_EPSILON["rnm3"]
     assert "then measured at ε ≥" in confirmed.summary()
+
+
+@pytest.mark.parametrize("flag, env, ini, interface, expected", [
+    (None, None, None, "audit", False), (None, None, None, "gate", True),
+    (None, None, None, "plugin", True), (False, "1", True, "plugin", False),
+    (True, "0", None, "audit", True), (None, "0", None, "gate", False),
+    (None, "yes", None, "audit", True), (None, None, False, "plugin", False),
+    (None, "off", True, "plugin", False), (None, "", None, "gate", True)])
+def test_the_flag_then_the_environment_then_the_ini_then_the_interface_decide(
+        monkeypatch, flag, env, ini, interface, expected):
+    from dpverify.options import CONFIRM_ENV, confirm_requested
+    if env is None:
+        monkeypatch.delenv(CONFIRM_ENV, raising=False)
+    else:
+        monkeypatch.setenv(CONFIRM_ENV, env)
+    assert confirm_requested(flag, interface, ini) is expected
+
+
+def test_the_plugin_confirms_by_default_and_a_flag_turns_it_off(pytester, monkeypatch):
+    monkeypatch.delenv("DPVERIFY_CONFIRM", raising=False)
+    pytester.makepyfile(mechs="""
+        import dpverify
+        @dpverify.mechanism(epsilon=1.0, pairs=[(0, 1)])
+        def laplace(data, rng, size):
+            return data + rng.laplace(0.0, 1.0, size)
+    """)
+    args = ("--dpverify", "mechs.py", "--dpverify-samples", "1024", "-p", "no:cacheprovider")
+    on = pytester.runpytest_inprocess(*args)
+    off = pytester.runpytest_inprocess(*args, "--dpverify-no-confirm")
+    assert "violations confirmed on fresh runs" in on.stdout.str()
+    assert "violations confirmed on fresh runs" not in off.stdout.str()

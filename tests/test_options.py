@@ -35,12 +35,13 @@ def subcommand_parsers() -> dict:
 
 
 def spelled_options(parser: argparse.ArgumentParser) -> list[str]:
-    """The parser's flags (and positional names) in the order its help lists them, without -h."""
+    """The parser's flags (and positional names) in the order its help lists them, without -h
+    (a flag that also has a --no- form once)."""
     out = []
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):
             continue
-        out += action.option_strings or [action.dest]
+        out += action.option_strings[:1] or [action.dest]
     return out
 
 
@@ -73,7 +74,8 @@ def test_cli_flags_are_the_tables(command):
         if not isinstance(action, argparse._HelpAction):
             option = OPTIONS[action.dest]
             assert option.name in names
-            expected = option.default if option.default is not None else action.default
+            expected = option.cli.settings.get(
+                "default", option.default if option.default is not None else action.default)
             assert action.default == expected
 
 

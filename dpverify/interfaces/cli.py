@@ -60,8 +60,8 @@ def add_options(parser: argparse.ArgumentParser, names, command: str) -> None:
         option = OPTIONS[name]
         text = (option.cli.gate_help if command == "gate" else None) or option.help
         settings = dict(option.cli.settings, help=text)
-        if option.default is not None:
-            settings["default"] = option.default
+        if option.default is not None:  # unless the flag's own default tells "not given"
+            settings.setdefault("default", option.default)
         parser.add_argument(option.cli.flag, **settings)
 
 
@@ -113,7 +113,7 @@ def audit_options(args, mech) -> dict:
                 stop_early=not args.measure, proof_only=args.proof_only,
                 floating_point=True if args.floating_point else None,
                 seconds=args.seconds, zcdp=args.zcdp, gdp=args.gdp,
-                confirm=(confirm_requested(args.confirm)
+                confirm=(confirm_requested(args.confirm, "audit")
                          and is_ed_claim(mech, *claims)))
 
 

@@ -108,7 +108,7 @@ def audit_one(args, mech, baseline: dict) -> Outcome:
         result = dpverify.audit(mech, epsilon=args.epsilon, delta=args.delta,
                                 confidence=args.confidence, samples=args.samples,
                                 seed=args.seed, n_jobs=args.jobs,
-                                confirm=(confirm_requested(args.confirm)
+                                confirm=(confirm_requested(args.confirm, "gate")
                                          and is_ed_claim(mech, args.epsilon)))
     except DpVerifyError as exc:
         outcome = Outcome(mech.name, source, time.perf_counter() - started, error=str(exc))

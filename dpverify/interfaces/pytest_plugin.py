@@ -19,9 +19,10 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
 - options ``--dpverify-profile {fast,ci}`` (``ci`` when the CI environment variable is set),
   ``--dpverify-seed`` (an integer, or ``random``), ``--dpverify-samples``,
   ``--dpverify-confidence``, ``--dpverify-jobs``, ``--dpverify-budget`` and
-  ``--dpverify-confirm`` (also the ini option ``dpverify_confirm = true`` or the environment
-  variable ``DPVERIFY_CONFIRM=1``: every (ε, δ) violation is confirmed on fresh runs before a
-  test fails), defined (with their checks) in `dpverify.options`, as the command line's are.
+  ``--dpverify-confirm`` / ``--dpverify-no-confirm`` (on by default: every (ε, δ) violation
+  is confirmed on fresh runs before a test fails; the ini option ``dpverify_confirm = false``
+  or the environment variable ``DPVERIFY_CONFIRM=0`` turn it off), defined (with their checks)
+  in `dpverify.options`, as the command line's are.
 
 Flake control. Audits are seeded (default seed 0, each test gets its own seed derived from it and
 its node id), so a run is deterministic. The session budget B (default 0.05) bounds the chance
@@ -85,8 +86,10 @@ class _Settings:
         self.confidence = opt.dpverify_confidence
         self.jobs = opt.dpverify_jobs
         self.budget = opt.dpverify_budget
-        self.confirm = confirm_requested(opt.dpverify_confirm
-                                         or config.getini(OPTIONS["confirm"].plugin.ini))
+        ini = OPTIONS["confirm"].plugin.ini
+        self.confirm = confirm_requested(opt.dpverify_confirm, "plugin",
+                                         config.getini(ini) if config.inicfg.get(ini) is not None
+                                         else None)
         given = {"seed": self.seed, "samples": opt.dpverify_samples,
                  "confidence": self.confidence, "jobs": self.jobs, "budget": self.budget}
         try:
@@ -229,7 +232,8 @@ def _pytest_line(nodeid: str, settings, confidence: float) -> str:
     return shlex.join(["pytest", nodeid, "--dpverify-seed", str(settings.seed),
                        "--dpverify-profile", settings.profile,
                        "--dpverify-confidence", f"{confidence:.10g}"]
-                      + (["--dpverify-confirm"] if settings.confirm else []))
+                      + (["--dpverify-confirm"] if settings.confirm
+                         else ["--dpverify-no-confirm"]))
 
 
 def claim_lines(result) -> list[str]:
