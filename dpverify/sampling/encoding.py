@@ -285,18 +285,65 @@ def encode_one(o, i: int, start: int, exact_floats: bool = False) -> tuple[int, 
     return _stable_hash(sk), _stable_hash(sk + b"|" + num.tobytes()), num
 
 
-def _encode_objects(outputs, start: int, groups, exact_floats: bool) -> Encoded:
+def numeric_row(o, exact_floats: bool = False) -> np.ndarray | None:
+    """The row a scalar-form output is keyed by when its chunk is all numbers and is stacked
+    into one array (`_stack_scalar_outputs`, `_encode_numeric`), or None if it is not such an
+    output: a bool; a number, as a float64 real value (an int too, unless `exact_floats`:
+    then int64); a numeric numpy array, flat, its floats as float64 real values unless
+    `exact_floats`."""
+    if isinstance(o, _BOOLS):
+        return np.array([o], dtype=bool)
+    if isinstance(o, (int, np.integer)) and exact_floats:
+        return np.array([o], dtype=np.int64)
+    if isinstance(o, (int, float, np.integer, np.floating)):
+        row = np.array([o], dtype=np.float64)
+        return row if exact_floats else _real(row)
+    if isinstance(o, np.ndarray) and o.dtype.kind in "fiub" and o.size:
+        row = o.ravel()
+        if row.dtype.kind == "f" and not exact_floats:
+            row = _real(row.astype(np.float64))
+        return row
+    return None
+
+
+def _numeric_codes(outputs, firsts, exact_floats: bool) -> dict:
+    """{u: (key, numbers)} for the distinct outputs (u-th first sample firsts[u]) that
+    `numeric_row` keys, with the keys the stacked chunk would give them (struct 0): rows of one
+    dtype and width are hashed together."""
+    by_layout: dict = {}
+    for u, i in enumerate(firsts):
+        row = numeric_row(outputs[i], exact_floats)
+        if row is not None:
+            by_layout.setdefault((row.dtype.str, row.size), []).append((u, row))
+    codes = {}
+    for entries in by_layout.values():
+        rows = np.stack([row for _, row in entries])
+        for (u, row), key in zip(entries, row_hash(rows)):
+            codes[u] = key, row.astype(np.float64)
+    return codes
+
+
+def _encode_objects(outputs, start: int, groups, exact_floats: bool,
+                    scalar_form: bool = False) -> Encoded:
     """Encode each distinct output once. `groups` = (ids, firsts): sample i is distinct output
     ids[i], whose first sample is firsts[ids[i]] (firsts ascending), or None to encode every
-    sample on its own. Errors name the first bad sample, as encoding every one would."""
+    sample on its own. Errors name the first bad sample, as encoding every one would. In the
+    `scalar_form`, an output a chunk of numbers would have stacked (`numeric_row`) gets the
+    struct (0) and key it would have had there, so that chunks with and without a ⊥, a string
+    or another rare output encode it alike."""
     n = len(outputs)
     ids, firsts = groups if groups is not None else (None, range(n))
     m = len(firsts)
     keys = np.empty(m, dtype=np.int64)
     struct = np.empty(m, dtype=np.int64)
+    numeric = _numeric_codes(outputs, firsts, exact_floats) if scalar_form else {}
     rows = []
     for u, i in enumerate(firsts):
-        struct[u], keys[u], num = encode_one(outputs[i], int(i), start, exact_floats)
+        if u in numeric:
+            struct[u] = 0
+            keys[u], num = numeric[u]
+        else:
+            struct[u], keys[u], num = encode_one(outputs[i], int(i), start, exact_floats)
         rows.append(num)
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=m)
     d = int(lengths.max(initial=0))
@@ -420,7 +467,7 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True,
     Raises MechanismOutputError for a wrong count, NaN, or an unsupported type.
     """
     if not batched:
-        outputs = _stack_scalar_outputs(outputs, exact_floats)
+        return _encode_scalar_form(outputs, size, start, exact_floats)
     if isinstance(outputs, np.ndarray) and outputs.ndim == 0:
         raise MechanismOutputError(
             f"the batched mechanism returned a single value for size={size}: return `size` "
@@ -449,6 +496,20 @@ def encode(outputs, size: int, start: int = 0, batched: bool = True,
             Schema("objects"))
 
 
+def _encode_scalar_form(outputs: list, size: int, start: int,
+                        exact_floats: bool) -> tuple[Encoded, Schema]:
+    """A chunk of a scalar-form mechanism's outputs (one call per run): all numbers, or arrays
+    of one shape, are stacked and encoded as one array; any other mix output by output, each
+    number or array keyed as a stacked chunk keys it (`_encode_objects`). Chunks may differ in
+    which of the two they are, so every chunk has the schema "objects"."""
+    stacked = _stack_scalar_outputs(outputs, exact_floats)
+    if isinstance(stacked, np.ndarray):
+        return _encode_numeric(stacked, size, start, exact_floats), Schema("objects")
+    objs = list(outputs)
+    return (_encode_objects(objs, start, _distinct_outputs(objs, exact_floats), exact_floats,
+                            scalar_form=True), Schema("objects"))
+
+
 def _encode_numeric(arr: np.ndarray, n: int, start: int, exact_floats: bool) -> Encoded:
     """A numeric array's outputs: one skeleton, keys hashed from each row's bytes. Float rows
     are keyed as real values (float64, −0.0 as 0.0) unless `exact_floats`; integer and bool
@@ -470,13 +531,15 @@ def _is_number(o) -> bool:
 
 def _stack_scalar_outputs(outputs: list, exact_floats: bool = False):
     """Scalar-form outputs: numbers become one array (float64 of their values where any is not
-    a bool, unless `exact_floats`, so that 1 and 1.0 are one output); anything else stays a
-    list of objects."""
+    a bool, unless `exact_floats`, so that 1 and 1.0 are one output; with `exact_floats` ints
+    and floats together stay objects, keyed apart); anything else stays a list of objects."""
     if outputs and all(_is_number(o) for o in outputs):
         arr = np.asarray(outputs)
         if arr.dtype.kind in "iu" and not exact_floats:
             arr = arr.astype(np.float64)
-        if arr.dtype.kind in "fiub":
+        mixed = exact_floats and arr.dtype.kind == "f" and not all(
+            isinstance(o, (float, np.floating)) for o in outputs)  # ints stay apart from floats
+        if arr.dtype.kind in "fiub" and not mixed:
             return arr
     if outputs and all(isinstance(o, np.ndarray) and o.dtype.kind in "fiub" for o in outputs):
         shapes = {o.shape for o in outputs}

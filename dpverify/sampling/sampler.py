@@ -203,8 +203,10 @@ class Sampler:
         elif schema != self.schema:
             raise MechanismOutputError(
                 f"mechanism {self.mech.name!r} returned inconsistent outputs: first "
-                f"{self.schema.describe()}, later {schema.describe()}; every run must return "
-                "the same type and shape (use tuples/lists for variable-length outputs)")
+                f"{self.schema.describe()}, later {schema.describe()}; a batched mechanism "
+                "must return the same kind of batch in every call: a list or an object array "
+                "if any run may return None, a string or a tuple, else an array of one dtype "
+                "and shape")
 
     def _time(self, task: ChunkTask, seconds) -> None:
         self._timed[0] += task.size
