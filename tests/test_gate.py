@@ -308,3 +308,27 @@ def test_an_interrupted_audit_never_updates_the_baseline(mech_file, tmp_path, mo
                  "--update-baseline", *FAST])
     assert code == 130 and "1 not run" in capsys.readouterr().out
     assert json.loads(base.read_text())["mechanisms"] == {}
+
+
+def test_the_summary_rounds_bounds_down_and_keeps_the_marginal_label(mech_file, tmp_path):
+    """The --summary table and its reasons print the certified bound as the audit does, never
+    above it; a marginal violation says so."""
+    import dpverify
+    from dpverify.interfaces.gate_report import Outcome, certified_text, summary_markdown
+    from dpverify.loading import resolve_target
+    summary, base = tmp_path / "s.md", tmp_path / "b.json"
+    base.write_text('{"mechanisms": {}}')
+    main(["gate", f"{mech_file}:bad", "--baseline", str(base), "--summary", str(summary),
+          "--no-confirm", *FAST])
+    audited = dpverify.audit(resolve_target(f"{mech_file}:bad")[0], samples=65536, n_jobs=1,
+                             progress=False)
+    row = next(line for line in summary.read_text().splitlines() if line.startswith("| bad"))
+    shown = float(row.split("|")[3])
+    assert shown <= audited.epsilon_lower_bound and shown == float(
+        certified_text(audited)) and str(shown) in audited.summary()
+    for bound, claim in ((0.1015625, 0.1), (0.0992188, 0.1), (1.99996, 1.0), (0.30003, 0.3)):
+        fake = type("R", (), {"epsilon_lower_bound": bound, "claimed_epsilon": claim})()
+        assert float(certified_text(fake)) <= bound
+    marginal = Outcome("m", "m.py", 0.0, result=audited)
+    object.__setattr__(audited, "marginal", True)
+    assert "violation** (marginal)" in summary_markdown([marginal], "1 mechanism(s)")

@@ -43,6 +43,15 @@ from ..result import AuditResult, jsonable
 from .outputs import write_output
 
 
+def bound_text(value) -> str:
+    """A certified lower bound as the gate prints it: rounded down to 4 significant digits (a
+    lower bound stays one), ±∞, — for none."""
+    if value is None:
+        return "—"
+    from ..evidence import floor_to
+    return number_text(floor_to(float(value), 4))
+
+
 def number_text(value) -> str:
     """A number as the gate prints it: 4 significant digits, ±∞, — for none."""
     if value is None:

@@ -2,13 +2,15 @@
 printed lines, the count line, JUnit XML (--junit) and a Markdown summary (--summary)."""
 from __future__ import annotations
 
+import math
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..evidence import lower_bound_text
 from ..result import AuditResult
-from .drift import Drift, estimate_of, number_text
+from .drift import Drift, bound_text, estimate_of, number_text
 from .outputs import write_output
 
 NOT_IN_BASELINE = "not in baseline: run with --update-baseline"
@@ -67,9 +69,9 @@ class Outcome:
             out.append(f"violation: claimed {r.claim_text()}, {r.rho_clause()} at confidence "
                        f"{r.confidence:g}; {r.implied_clause()}")
         elif r.verdict == "violation":
-            out.append(f"violation: claimed (ε={r.claimed_epsilon:g}, δ={r.claimed_delta:g}), "
-                       f"certified ε ≥ {number_text(r.epsilon_lower_bound)} at confidence "
-                       f"{r.confidence:g}")
+            out.append(f"violation{' (marginal)' if getattr(r, 'marginal', False) else ''}: "
+                       f"claimed (ε={r.claimed_epsilon:g}, δ={r.claimed_delta:g}), certified "
+                       f"ε ≥ {certified_text(r)} at confidence {r.confidence:g}")
         state = self.baseline_state
         if state == "drift":
             out.append("drift: " + self.drift.describe())
@@ -129,11 +131,11 @@ class Outcome:
         lines = [self.result.summary()]
         est, lower = estimate_of(self.result)
         lines.append(f"now:      estimated ε {number_text(est)}, certified ε ≥ "
-                     f"{number_text(lower)}")
+                     f"{bound_text(lower)}")
         if self.baseline is not None:
             b = self.baseline
             lines.append(f"baseline: estimated ε {number_text(b.get('epsilon_estimate'))}, "
-                         f"certified ε ≥ {number_text(b.get('epsilon_lower_bound'))} "
+                         f"certified ε ≥ {bound_text(b.get('epsilon_lower_bound'))} "
                          f"(samples {b.get('samples')}, "
                          f"seed {b.get('seed')}, event {b.get('witness_event')})")
         lines.append(self.drift_line())
@@ -180,6 +182,13 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def certified_text(result) -> str:
+    """The certified bound as the audit's own summary writes it: rounded down, with the digits
+    that tell it from the claim (`evidence.lower_bound_text`)."""
+    claim = getattr(result, "claimed_epsilon", None)
+    return lower_bound_text(result.epsilon_lower_bound, math.nan if claim is None else claim)
+
+
 def summary_markdown(outcomes: list[Outcome], counts: str, note: str = "") -> str:
     """The --summary Markdown: a table of the outcomes, why each failing one fails, and the
     count line `counts`."""
@@ -196,8 +205,10 @@ def summary_markdown(outcomes: list[Outcome], counts: str, note: str = "") -> st
             est, _ = estimate_of(o.result)
             base = o.baseline.get("epsilon_estimate") if o.baseline else None
             verdict = {"pass": "pass"}.get(o.result.outcome, f"**{o.result.outcome}**")
+            if getattr(o.result, "marginal", False):
+                verdict += " (marginal)"
             lines.append(f"| {_cell(o.name)} | {verdict} | "
-                         f"{number_text(o.result.epsilon_lower_bound)} | {number_text(est)} | "
+                         f"{certified_text(o.result)} | {number_text(est)} | "
                          f"{number_text(base)} | {o.drift_column()} | {o.seconds:.2f} |")
         lines.append("")
     bad = [o for o in outcomes if o.error is not None or o.reasons]
