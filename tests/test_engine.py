@@ -617,20 +617,28 @@ def test_an_audit_tracks_each_pair_and_directions_best_before_a_second_model(mon
             assert trackable <= set(keys), (keys, trackable)
 
 
-def test_small_batches_of_a_slow_mechanism_go_to_the_pool_and_of_a_fast_one_stay():
+def test_small_batches_of_a_slow_mechanism_go_to_the_pool_and_of_a_fast_one_stay(monkeypatch):
     """A batch of two chunks is below the runs worth a round trip to the pool, so it runs in
     the calling thread; once the runs timed so far show the mechanism is slow (50 µs a run,
-    as a library call may be), the same batch is shared by the workers (scaling.md)."""
+    as a library call may be), the same batch is shared by the workers (scaling.md). The
+    chunks are timed at the cost each mechanism declares, not by the clock, so a busy machine
+    cannot make the fast one look slow."""
     import threading
     from dpverify.mechanism import as_mechanism
     from dpverify.sampling import SEARCH, ChunkTask, Sampler
+    declared = [0.0]
+
+    def timed_as_declared(self, task, seconds):
+        self._timed[0] += task.size
+        self._timed[1] += task.size * declared[0]
+    monkeypatch.setattr(Sampler, "_time", timed_as_declared)
 
     def mech_taking(seconds_per_run):
         threads = []
+        declared[0] = seconds_per_run
 
         def draw(data, rng, size):
             threads.append(threading.get_ident())
-            time.sleep(size * seconds_per_run)
             return data + rng.laplace(0.0, 1.0, size)
         return as_mechanism(draw), threads
 

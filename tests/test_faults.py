@@ -1,12 +1,14 @@
 """Faults: hanging mechanisms, dying workers, Ctrl-C, the dask backend, the progress line."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,11 +28,15 @@ def hangs_on_one(data, rng, size):
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])
 def test_a_hanging_mechanism_stops_within_its_time_limit(backend):
+    """The audit stops with an error well before the 60 s hang would end. With threads the
+    pre-flight of D takes milliseconds, so the chunk the limit cuts off is D′'s; loky's workers
+    may take the whole limit to start on a busy machine, so there any input may be named."""
     started = time.monotonic()
-    with pytest.raises(AuditTimeoutError, match=r"hangs_on_one.*time limit.*input D'"):
+    named = r"input D'" if backend == "threading" else r"input D'?"
+    with pytest.raises(AuditTimeoutError, match=r"hangs_on_one.*time limit.*" + named):
         dpverify.audit(hangs_on_one, pairs=PAIRS, epsilon=1.0, time_limit=3.0, backend=backend,
                        n_jobs=2)
-    assert time.monotonic() - started < 3.0 + 5.0
+    assert time.monotonic() - started < 45.0  # the hang lasts 60 s
 
 
 def dies_once(data, rng, size, flag=None, parent=None):
@@ -73,22 +79,46 @@ SLOW = textwrap.dedent('''
 ''')
 
 
+def _until_a_stage_finished(proc, cap: float = 300.0) -> list[str]:
+    """Read the audit's progress lines (stderr) on a thread; return once a line shows stage 2
+    or later (so stage 1 has run), or the process ended, or `cap` seconds passed. The list
+    keeps filling until stderr closes."""
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def read():
+        for line in proc.stderr:
+            lines.append(line)
+            if re.search(r"stage ([2-9]|\d\d)/", line):
+                seen.set()
+        seen.set()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    seen.wait(cap)
+    return lines
+
+
 def test_ctrl_c_stops_promptly_and_keeps_what_was_certified(tmp_path):
+    """Ctrl-C once stage 1 has run (read from the progress lines, however slow the machine):
+    the audit exits 130 well before its remaining stages could have run, and the JSON keeps
+    what was certified, with the second mechanism "not run"."""
     (tmp_path / "slow.py").write_text(SLOW)
     out = tmp_path / "out.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "dpverify", "audit", "slow.py", "--epsilon", "1.0",
          "--samples", str(1 << 24), "--jobs", "1", "--json", str(out)],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, progress_module.INTERVAL_ENV: "0.1"},
         # a runner started in the background (e.g. `cmd &`) ignores SIGINT, and children inherit
         # that; give the audit the default handler, as a terminal would
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(4)  # a few stages certified, the big last ones still running
+    _until_a_stage_finished(proc)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
-    assert time.monotonic() - sent < 5.0
-    assert proc.returncode == 130, stderr
+    stdout = proc.stdout.read()
+    proc.wait(timeout=120)
+    assert time.monotonic() - sent < 30.0  # 2^24 scalar runs per input would take minutes
+    assert proc.returncode == 130
     doc = json.loads(out.read_text())
     assert [(r["mechanism"], r["verdict"]) for r in doc["results"]][1:] == [
         ("never_reached", "not run")]

@@ -4,6 +4,7 @@ import io
 import re
 import threading
 import time
+from functools import partial
 
 import numpy as np
 
@@ -104,20 +105,45 @@ def test_time_left_from_the_stage_plan():
                           "every stage runs")
 
 
-def stalls_once(data, rng, size, calls=[]):  # noqa: B006 (the calls made so far)
+class StallingClock:
+    """The audit's clock for the stall test: it stands still, so that no chunk ever looks slow
+    however busy the machine is, except while the stalling chunk runs, when it jumps ahead."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+STALL: dict = {}  # the clock, the warnings' stream and the calls of `stalls_once` on D′
+
+
+def stalls_once(data, rng, size):
     if data == 1.0:
-        calls.append(size)
-        if len(calls) == 5:  # the chunk after the pre-flight's four (two batches, run twice)
-            time.sleep(3.0)
+        STALL["calls"].append(size)
+        if len(STALL["calls"]) == 5:
+            STALL["clock"].now += 100.0
+            waited = time.monotonic() + 60.0  # a bound on the wait, never reached
+            while ("may be stalled" not in STALL["stream"].getvalue()
+                   and time.monotonic() < waited):
+                time.sleep(0.01)
     return data + rng.laplace(0, 1.0, size)
 
 
-def test_one_stall_warning_names_the_mechanism_and_the_input(capsys, monkeypatch):
+def test_one_stall_warning_names_the_mechanism_and_the_input(monkeypatch):
+    """The fifth chunk of input D' (after the pre-flight's four) stalls: the clock jumps 100 s
+    and the chunk waits until the watchdog has warned. One warning, naming the chunk; the
+    result is that of the same audit without the stall."""
     _quiet_defaults(monkeypatch)
-    stalls_once.__defaults__[0].clear()
     monkeypatch.setenv(progress_module.STALL_ENV, "1")  # 1 s past peers, 2 s with none yet
+    STALL.update(clock=StallingClock(), stream=io.StringIO(), calls=[])
+    from dpverify.pipeline import run as run_module
+    monkeypatch.setattr(run_module, "Progress",
+                        partial(Progress, clock=STALL["clock"], stream=STALL["stream"]))
+    stream = STALL["stream"]
     plain = dpverify.audit(stalls_once, pairs=PAIRS, epsilon=1.0, samples=1 << 14, seed=3)
-    err = capsys.readouterr().err
+    err = stream.getvalue()
     warnings = [line for line in err.splitlines() if "may be stalled" in line]
     assert len(warnings) == 1, err
     assert err == warnings[0] + "\n"  # and no progress lines under pytest by default
@@ -126,8 +152,7 @@ def test_one_stall_warning_names_the_mechanism_and_the_input(capsys, monkeypatch
     assert re.search(r"stage \d(, round \d)? \(\w+\), pair 0, input D', chunk \d+ \(samples", warning)
     assert "D' = 1.0" in warning and re.search(r"has been running for \d+ s", warning)
     assert "--time-limit" in warning and "backend='loky'" in warning
-    time.sleep(0.3)
-    assert capsys.readouterr().err == "" and not _watchdogs()
+    assert not _watchdogs()
     # a warning only: the result is that of the same audit without the stall
     monkeypatch.delenv(progress_module.STALL_ENV)
     again = dpverify.audit(lambda data, rng, size: data + rng.laplace(0, 1.0, size),

@@ -236,7 +236,7 @@ class Sampler:
         watch = self._watch
         try:
             for t in tasks:
-                watch.begin(self._label(t), t.size, time.monotonic(), exact=True)
+                watch.begin(self._label(t), t.size, watch.clock(), exact=True)
                 result = run_chunk(self.mech, self.inputs[t.pair][t.side], t, self.root_seed,
                                    _evaluator(evaluators, t))
                 watch.end(sum(result[2]))
@@ -251,14 +251,14 @@ class Sampler:
         watch = self._watch
         parallel = self._parallel or self._make_parallel(self._remaining(tasks[0]))
         done = 0
-        dispatched = time.monotonic()
+        dispatched = watch.clock()  # the watchdog's clock, as every time it compares
         with _workers_ignore_ctrl_c(self.backend, self.workers):
             stream = parallel(self._job(t, evaluators) for t in tasks)
         watch.begin(self._label(tasks[0]), tasks[0].size, dispatched, exact=False)
         try:
             for result in stream:
                 watch.end(sum(result[2]))
-                returned = time.monotonic()
+                returned = watch.clock()
                 yield tasks[done], result
                 done += 1
                 if done < len(tasks):
