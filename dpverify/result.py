@@ -260,11 +260,8 @@ def confirmation_text(c: dict, claimed_epsilon: float) -> str:
     found = (f"the audit certified ε ≥ {lower_bound_text(c['first_bound'], claimed_epsilon)}"
              + (" (marginal)" if c.get("first_marginal") else ""))
     if c.get("measured"):
-        return (f"confirmed: proved by betting at ε ≥ "
-                f"{lower_bound_text(c['first_bound'], claimed_epsilon)}"
-                + (" (marginal)" if c.get("first_marginal") else "")
-                + f", then measured at ε ≥ {lower_bound_text(c['bound'], claimed_epsilon)} "
-                "on runs drawn after the proof")
+        return (f"confirmed: {found}, measured on runs drawn after its proof by betting, "
+                "which tested it again at no extra run")
     if c["rounds"] == 0:
         return f"NOT CONFIRMED: {found}, but it stopped before its first round of fresh runs"
     fresh = (f"bets on its event over {c['runs']:,} fresh runs ({c['rounds']} round"
@@ -282,8 +279,8 @@ class Confirmation:
     on that one event at the audit's α, over rounds of fresh runs, until its wealth reaches 1/α
     (`confirmed`) or the audit's `samples` are spent. `first` is the audit's own witness;
     `witness` the confirming test's (its counts over the rounds, its e-value and bound). A
-    proved violation whose measurement is past the claim is confirmed by it (`measured`):
-    `first` is then the proof, `witness` the measurement's, and no round is drawn."""
+    proved violation whose measurement is past the claim is confirmed by it (`measured`): its
+    measured witness is then both `first` and `witness`, and no round is drawn."""
 
     confirmed: bool
     first: Witness

@@ -237,18 +237,21 @@ def test_a_confirmation_stopped_before_its_first_round_confirms_nothing(monkeypa
 
 def test_a_measured_proof_is_confirmed_by_its_measurement_without_bets():
     """A violation proved by betting and then measured past the claim on runs drawn after the
-    proof is confirmed by that measurement: no round of bets, the same runs and bound as the
-    unconfirmed audit, the proof kept as the confirmation's first witness."""
+    proof is confirmed by that measurement: no round of bets, the same runs, bound and witness
+    as the unconfirmed audit."""
     from mechanisms_under_test import TRUE_EPSILON, rnm3
     plain = dpverify.audit(rnm3, samples=1 << 16, seed=0, progress=False)
     confirmed = dpverify.audit(rnm3, samples=1 << 16, seed=0, progress=False, confirm=True)
     c = confirmed.confirmation
     assert plain.proof is not None and c.confirmed and c.measured
     assert c.rounds == 0 and c.runs == 0 and confirmed.samples == plain.samples
-    assert c.first == plain.proof and c.first.certificate == "betting"
+    assert c.first is c.witness and c.first.certificate != "betting"
+    assert ((c.first.count_D, c.first.count_D_prime, c.first.epsilon_lower_bound)
+            == (plain.witness.count_D, plain.witness.count_D_prime,
+                plain.witness.epsilon_lower_bound))
     assert confirmed.epsilon_lower_bound == plain.epsilon_lower_bound
     assert 0.1 < confirmed.epsilon_lower_bound <= TRUE_EPSILON["rnm3"]
-    assert "then measured at ε ≥" in confirmed.summary()
+    assert "measured on runs drawn after its proof by betting" in confirmed.summary()
 
 
 @pytest.mark.parametrize("flag, env, ini, interface, expected", [

@@ -16,6 +16,8 @@ measurement's own bound is past the claim, it confirms the violation and no roun
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..attacks.bets import Offer
@@ -57,15 +59,13 @@ class Confirming:
             confirmed=False, first=first, witness=None, rounds=0, runs=0,
             first_marginal=is_marginal(first, request.epsilon, request.delta, alpha))
 
-    def by_measurement(self, proof: Witness, measured: Witness) -> Confirmation:
-        """The violation the betting test proved (`proof`), confirmed by its measurement
-        (`measured`): events chosen before any of its runs were drawn and certified on them at
-        the last stage's α/2, past the claim. No round of bets is drawn."""
-        alpha = 1.0 - self.request.confidence
-        self.result = Confirmation(
-            confirmed=True, first=proof, witness=measured, rounds=0, runs=0,
-            first_marginal=is_marginal(proof, self.request.epsilon, self.request.delta, alpha),
-            measured=True)
+    def by_measurement(self) -> Confirmation:
+        """The audit's witness, the measurement of a violation the betting test proved, is
+        confirmed as it stands: its events were chosen before any of the last stage's runs
+        were drawn and certified on them at that stage's α/2, past the claim. No round of bets
+        is drawn."""
+        self.result = replace(self.result, confirmed=True, witness=self.result.first,
+                              measured=True)
         return self.result
 
     def run(self, sampler: Sampler) -> Confirmation:

@@ -140,7 +140,7 @@ class AuditRun:
                     self.confirming = Confirming(r, self.pair_list, self.best_event, self.best,
                                                  self.paired, self._stream_counts())
                     if self._measured_past_claim():
-                        self.confirming.by_measurement(self.proof, self.best)
+                        self.confirming.by_measurement()
                     else:
                         self.confirming.run(sampler)
             except KeyboardInterrupt:
