@@ -8,6 +8,7 @@ independently of the package (docs/theory.md §1.2–§1.3; §8 for an RDP claim
   some point of it is at least VISIBLE of the axes away from every allowed point.
 - A pass: nothing is red, and every certified element reaches the allowed region (a box has a
   point in it; a curve or a point lies wholly in it).
+- No two texts of a picture overlap (their boxes as drawn, figures.json "texts").
 """
 from __future__ import annotations
 
@@ -110,6 +111,8 @@ def check_pictures(data: dict, written: list[str]) -> None:
     claim, verdict = data["claim"], data["verdict"]
     pictures = data["pictures"]
     assert sorted(pictures) == sorted(written), "every picture has its record"
+    assert sorted(data["texts"]) == sorted(written), "every picture has its texts' boxes"
+    assert not overlapping_texts(data["texts"]), overlapping_texts(data["texts"])
     for name, records in pictures.items():
         witnesses = []
         for record in records:
@@ -139,8 +142,25 @@ def check_pictures(data: dict, written: list[str]) -> None:
 def render_and_check(result, folder) -> dict | None:
     """Draw `result`'s pictures into `folder` as a report does and check them; returns the
     figure data (None when there is no witness to draw)."""
+    from dpverify.interfaces.drawing import text_boxes
     from dpverify.interfaces.plots import write_plots
     written, data = write_plots(result, folder)
     if data is not None:
+        data["texts"] = {name: text_boxes(folder / name) for name in written}
         check_pictures(data, written)
     return data
+
+
+def overlapping_texts(texts: dict, slack: float = 1.0) -> list:
+    """Pairs of texts that overlap in a picture: {picture: [[text, x0, y0, x1, y1], …]}
+    (figures.json "texts", `drawing.text_boxes`) → [(picture, text, text)] for every two boxes
+    that share more than `slack` pixels both across and up."""
+    found = []
+    for picture, boxes in texts.items():
+        for i, (a, *ra) in enumerate(boxes):
+            for b, *rb in boxes[i + 1:]:
+                across = min(ra[2], rb[2]) - max(ra[0], rb[0])
+                up = min(ra[3], rb[3]) - max(ra[1], rb[1])
+                if across > slack and up > slack:
+                    found.append((picture, a, b))
+    return found

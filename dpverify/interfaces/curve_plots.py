@@ -24,7 +24,7 @@ def finished(fig, ax, result, path: Path, records: list) -> list[dict]:
     """Every curve picture's last steps: legend under the axes, the verdict on top, saved; its
     records returned."""
     legend_below(ax)
-    headline(fig, result, 75)
+    headline(fig, result, 85)
     save_figure(fig, path)
     return records
 

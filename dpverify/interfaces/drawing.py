@@ -70,13 +70,85 @@ def headline(fig, result, width: int = 90) -> None:
                  fontsize=9, color=verdict_colour(result))
 
 
+# picture file (resolved path) → the boxes of its texts as drawn, for figures.json
+_TEXT_BOXES: dict[str, list] = {}
+
+
 def save_figure(fig, path: Path) -> None:
-    """Save with a bounding box grown to every label, title and legend, so nothing is cut;
-    panels side by side are spaced apart first (a tight layout would cost another drawing)."""
-    if len([a for a in fig.axes if a.get_subplotspec() is not None]) > 1:
-        fig.subplots_adjust(wspace=0.28)
+    """Save with matplotlib's constrained layout, which keeps the headline, the axes' titles,
+    labels and legends apart, and a bounding box grown to all of them, so nothing is cut. The
+    boxes of its texts are kept for `text_boxes`."""
+    fig.set_layout_engine("constrained")
+    fig.get_layout_engine().set(w_pad=0.06, h_pad=0.06, wspace=0.06)
+    fig.draw_without_rendering()
+    _hide_crowded_tick_labels(fig)
+    fig.set_layout_engine("none")  # the layout is set: hiding labels must not move it
+    _TEXT_BOXES[str(Path(path).resolve())] = _drawn_texts(fig)
     fig.savefig(path, bbox_inches="tight", pad_inches=0.08)
     plt.close(fig)
+
+
+def _hide_crowded_tick_labels(fig) -> None:
+    """Hide a tick label that another text covers (an x label in the corner where a y label
+    sits, an inset's label on its panel's): the tick stays, its neighbours say its value."""
+    ticks = {id(t.label1): t.label1 for ax in _every_axes(fig) for axis in (ax.xaxis, ax.yaxis)
+             for t in axis.get_major_ticks() + axis.get_minor_ticks()}
+    for _ in range(20):
+        crowded = [(a, b) for a, b in _overlaps(_drawn_texts(fig, objects=True))
+                   if id(a) in ticks or id(b) in ticks]
+        if not crowded:
+            return
+        a, b = crowded[0]
+        (a if id(a) in ticks else b).set_visible(False)
+
+
+def _every_axes(fig) -> list:
+    """The figure's axes and their insets (`inset_axes` children are not in `fig.axes`)."""
+    from matplotlib.axes import Axes
+    return fig.findobj(Axes)
+
+
+def _overlaps(boxes, slack: float = 1.0) -> list:
+    """Pairs of the first items of `boxes` ([item, x0, y0, x1, y1]) whose boxes share more than
+    `slack` pixels both across and up."""
+    return [(a, b) for i, (a, *ra) in enumerate(boxes) for b, *rb in boxes[i + 1:]
+            if min(ra[2], rb[2]) - max(ra[0], rb[0]) > slack
+            and min(ra[3], rb[3]) - max(ra[1], rb[1]) > slack]
+
+
+def _drawn_texts(fig, objects: bool = False) -> list:
+    """[text, x0, y0, x1, y1] of every visible, non-empty text of the figure, in pixels (the
+    Text artist itself first if `objects`)."""
+    from matplotlib.text import Text
+    renderer = fig.canvas.get_renderer()
+    undrawn = set()  # tick labels whose tick lies outside the view: kept, but not drawn
+    for ax in _every_axes(fig):
+        for axis in (ax.xaxis, ax.yaxis):
+            scale = axis.get_transform()  # compared on the axis's own scale (log: exponents)
+            low, high = sorted(scale.transform(np.asarray(axis.get_view_interval(), float)))
+            span = (high - low) * 1e-9
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    at = float(scale.transform(np.array([tick.get_loc()], float))[0])
+                if not low - span <= at <= high + span:
+                    undrawn |= {id(tick.label1), id(tick.label2)}
+    boxes = []
+    for t in fig.findobj(Text):
+        if (not t.get_visible() or not t.get_text().strip() or t.figure is None
+                or id(t) in undrawn):
+            continue
+        if t.get_clip_on() and t.get_clip_box() is not None and not t.get_clip_box().overlaps(
+                t.get_window_extent(renderer)):
+            continue  # clipped away: an annotation outside its axes' view
+        b = t.get_window_extent(renderer)
+        boxes.append([t if objects else t.get_text(), float(b.x0), float(b.y0), float(b.x1),
+                      float(b.y1)])
+    return boxes
+
+
+def text_boxes(path: Path) -> list:
+    """The boxes of the texts of the picture saved at `path` (`save_figure`), once."""
+    return _TEXT_BOXES.pop(str(Path(path).resolve()), [])
 
 
 def legend_below(ax) -> None:
@@ -218,7 +290,8 @@ def show_witness(ax, record: dict, points, edge, red: bool, label, draw_claim,
         return []
     fx, fy = axes_fractions([centre], record["xlim"], record["ylim"], record["xscale"],
                             record["yscale"])[0]
-    inset = ax.inset_axes([0.06 if fx > 0.5 else 0.58, 0.50 if fy < 0.5 else 0.08, 0.36, 0.36])
+    # clear of the panel's edges, so the inset's own tick labels stay off the panel's
+    inset = ax.inset_axes([0.13 if fx > 0.5 else 0.58, 0.50 if fy < 0.5 else 0.10, 0.36, 0.36])
     xlim, ylim = inset_window(points, edge, ax, square)
     inset.set(xscale=record["xscale"], yscale=record["yscale"], xlim=xlim, ylim=ylim)
     draw_claim(inset, xlim)
@@ -226,7 +299,8 @@ def show_witness(ax, record: dict, points, edge, red: bool, label, draw_claim,
     inset.set(xlim=xlim, ylim=ylim)
     inset.tick_params(labelsize=6)
     for axis, (low, high) in ((inset.xaxis, xlim), (inset.yaxis, ylim)):  # few plain labels
-        wide = min(low, high) > 0 and max(low, high) / min(low, high) > 10
+        wide = (axis.get_scale() == "log" and min(low, high) > 0
+                and max(low, high) / min(low, high) > 10)  # on a linear axis: crowded at 0
         axis.set_major_locator(LogLocator(numticks=4) if wide else MaxNLocator(3))
         axis.set_minor_locator(NullLocator())
         axis.set_major_formatter(FormatStrFormatter(tick_format(low, high)))
@@ -241,5 +315,5 @@ def show_witness(ax, record: dict, points, edge, red: bool, label, draw_claim,
 
 __all__ = ["VIOLATION_RED", "PASS_BLUE", "CLAIM_GREEN", "CLAIM_LINE", "TEST_GREY", "PASS_GREEN",
            "INCONCLUSIVE_AMBER", "confidence_text", "verdict_text", "verdict_colour",
-           "headline", "save_figure", "legend_below", "claim_label", "axes_record", "add_element",
+           "headline", "save_figure", "text_boxes", "legend_below", "claim_label", "axes_record", "add_element",
            "axes_fractions", "spread_and_gap", "draw_polygon", "draw_curve", "show_witness", "plt"]

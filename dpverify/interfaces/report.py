@@ -72,6 +72,10 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
         names, figures[result.mechanism] = VIEWS[result.kind].plots(
             result, folder, exact.get(result.mechanism))
         images[result.mechanism] = [folder / n for n in names]
+        if names:  # where each picture's texts were drawn, for the tests of its layout
+            from .drawing import text_boxes
+            figures[result.mechanism] = {**(figures[result.mechanism] or {}),
+                                         "texts": {n: text_boxes(folder / n) for n in names}}
     (directory / "figures.json").write_text(json.dumps(jsonable(figures), indent=1,
                                                        ensure_ascii=False))
     (directory / "report.md").write_text(markdown(document, results, images, directory))
