@@ -99,3 +99,25 @@ def test_a_failed_rdp_test_says_what_was_claimed_and_certified_and_a_notebook_dr
     text = violation_report(result, "dpverify audit …")
     assert "claimed  (α=2, ρ=1)-RDP" in text and "certified D_α ≥" in text
     assert "data:image/png" in result._repr_html_()
+
+
+def test_a_reports_links_resolve_in_its_folder_and_its_html_keeps_paths_whole(tmp_path):
+    """Every local link of report.md (the docs' pages it cites, its pictures) resolves from
+    the report's folder, wherever it is opened; index.html's summary never breaks a path or a
+    link (a word with a hyphen or slash) across lines."""
+    import re
+    from dpverify.interfaces.report import write_report
+    from mechanisms_under_test.basic import make_laplace
+    result = dpverify.audit(make_laplace(1.0), samples=1 << 14, curves=True, progress=False)
+    write_report(tmp_path, {"results": [result.as_dict()], "meta": {}}, [result])
+    text = (tmp_path / "report.md").read_text()
+    targets = [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in t]
+    assert any("docs/method.md#" in t for t in targets)
+    for target in targets:
+        assert (tmp_path / target.split("#", 1)[0]).is_file(), target
+    page = (tmp_path / "index.html").read_text()
+    summary = page[page.index("<pre>"):page.index("</pre>")]
+    assert "docs/method.md#" in summary
+    for word in re.findall(r"\S*docs/method\.md#\S*", re.sub(r"<span class=w>|</span>", " ",
+                                                               summary)):
+        assert f"<span class=w>{word}</span>" in summary, word

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import DpVerifyError
 from ..result import jsonable
 from .report_content import report_blocks
-from .report_render import to_html, to_markdown
+from .report_render import copy_docs, to_html, to_markdown
 
 
 def markdown(document: dict, results=(), images: dict | None = None,
@@ -78,5 +78,6 @@ def write_report(directory: Path, document: dict, results, mechanisms=None) -> N
                                          "texts": {n: text_boxes(folder / n) for n in names}}
     (directory / "figures.json").write_text(json.dumps(jsonable(figures), indent=1,
                                                        ensure_ascii=False))
+    copy_docs(report_blocks(document, results, images), directory)
     (directory / "report.md").write_text(markdown(document, results, images, directory))
     (directory / "index.html").write_text(html(document, results, images))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
+import re
 from pathlib import Path
 
 from .report_content import Aside, Code, Link, Strong
@@ -14,7 +15,7 @@ padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}.violation{
 font-weight:bold}.pass{color:#1b5e20;font-weight:bold}.inconclusive{color:#b26a00;
 font-weight:bold}.note{background:#fffbe6;border:1px solid #e6d58a;padding:.6em 1em}
 img{max-width:49%;border:1px solid #ddd;margin:2px;vertical-align:top}th{white-space:nowrap}img.first{max-width:100%}
-code{background:#f4f4f4;padding:1px 4px}pre{white-space:pre-wrap}"""
+code{background:#f4f4f4;padding:1px 4px}pre{white-space:pre-wrap}.w{white-space:nowrap}"""
 
 
 def inline_md(x) -> str:
@@ -24,8 +25,10 @@ def inline_md(x) -> str:
         return f"`{x.text}`"
     if isinstance(x, Strong):
         return f"**{x.text}**"
-    if isinstance(x, Link):
-        return f"{x.text} ([how]({x.href}))"
+    if isinstance(x, Link):  # linked where the page was copied beside the report
+        page = x.href.split("#", 1)[0]
+        shown = _LINKED_FROM is not None and (_LINKED_FROM / page).is_file()
+        return f"{x.text} ([how]({x.href}))" if shown else f"{x.text} ({x.href} in dpverify)"
     if isinstance(x, Aside):
         return f" ({x.text})"
     return str(x)
@@ -35,8 +38,42 @@ def _cell_md(x) -> str:
     return inline_md(x).replace("|", "\\|").replace("\n", " ")
 
 
+_LINKED_FROM: Path | None = None  # the report's directory while to_markdown renders it
+
+
 def to_markdown(blocks: list, directory: Path) -> str:
-    """report.md: images linked by their path relative to the report's directory."""
+    """report.md: images linked by their path relative to the report's directory, and the
+    docs' pages where `copy_docs` put them beside it."""
+    global _LINKED_FROM
+    _LINKED_FROM = directory
+    try:
+        return _markdown_lines(blocks, directory)
+    finally:
+        _LINKED_FROM = None
+
+
+def copy_docs(blocks: list, directory: Path) -> None:
+    """Copy the docs' pages the blocks link to (docs/*.md, from the checkout dpverify runs
+    from) into `directory`/docs, so that report.md's links resolve wherever the report is
+    opened; without the checkout's docs, report.md names the pages instead."""
+    import shutil
+    source = Path(__file__).resolve().parents[2]
+    pages = {x.href.split("#", 1)[0] for x in _links(blocks)}
+    for page in sorted(pages):
+        if (source / page).is_file() and page.startswith("docs/"):
+            (directory / page).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / page, directory / page)
+
+
+def _links(x):
+    if isinstance(x, Link):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _links(v)
+
+
+def _markdown_lines(blocks: list, directory: Path) -> str:
     lines = []
     for block in blocks:
         kind = block[0]
@@ -79,6 +116,12 @@ def inline_html(x) -> str:
     return _esc(x)
 
 
+def _unbroken(text: str) -> str:
+    """Escaped text whose words with a hyphen or a slash (a path, a link, a range) are kept on
+    one line: the browser would break them there."""
+    return re.sub(r"\S*[-/]\S*", lambda m: f"<span class=w>{m.group(0)}</span>", _esc(text))
+
+
 def _image_html(path: Path, first: bool) -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
     cls = ' class="first"' if first else ""
@@ -119,11 +162,11 @@ def to_html(blocks: list) -> str:
             parts.append("<ul>" + "".join(f"<li>{inline_html(i)}</li>" for i in block[1])
                          + "</ul>")
         elif kind == "pre":
-            parts.append(f"<pre>{_esc(block[1])}</pre>")
+            parts.append(f"<pre>{_unbroken(block[1])}</pre>")
         elif kind == "image":
             parts.append(_image_html(block[1], block[2]))
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-__all__ = ["CSS", "inline_md", "inline_html", "to_markdown", "to_html"]
+__all__ = ["CSS", "inline_md", "inline_html", "to_markdown", "to_html", "copy_docs"]
