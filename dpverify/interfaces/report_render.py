@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
+import os
 import re
 from pathlib import Path
 
@@ -25,10 +26,9 @@ def inline_md(x) -> str:
         return f"`{x.text}`"
     if isinstance(x, Strong):
         return f"**{x.text}**"
-    if isinstance(x, Link):  # linked where the page was copied beside the report
-        page = x.href.split("#", 1)[0]
-        shown = _LINKED_FROM is not None and (_LINKED_FROM / page).is_file()
-        return f"{x.text} ([how]({x.href}))" if shown else f"{x.text} ({x.href} in dpverify)"
+    if isinstance(x, Link):  # linked where the page is reachable from the report
+        href = _docs_href(x.href)
+        return f"{x.text} ([how]({href}))" if href else f"{x.text} ({x.href} in dpverify)"
     if isinstance(x, Aside):
         return f" ({x.text})"
     return str(x)
@@ -52,17 +52,37 @@ def to_markdown(blocks: list, directory: Path) -> str:
         _LINKED_FROM = None
 
 
+_CHECKOUT = Path(__file__).resolve().parents[2]  # where docs/ is, when dpverify runs from one
+
+
 def copy_docs(blocks: list, directory: Path) -> None:
     """Copy the docs' pages the blocks link to (docs/*.md, from the checkout dpverify runs
     from) into `directory`/docs, so that report.md's links resolve wherever the report is
-    opened; without the checkout's docs, report.md names the pages instead."""
+    opened; a report inside the checkout links to its docs instead, and without them report.md
+    names the pages."""
     import shutil
-    source = Path(__file__).resolve().parents[2]
-    pages = {x.href.split("#", 1)[0] for x in _links(blocks)}
-    for page in sorted(pages):
-        if (source / page).is_file() and page.startswith("docs/"):
+    if _inside_checkout(directory):
+        return
+    for page in sorted({x.href.split("#", 1)[0] for x in _links(blocks)}):
+        if page.startswith("docs/") and (_CHECKOUT / page).is_file():
             (directory / page).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / page, directory / page)
+            shutil.copyfile(_CHECKOUT / page, directory / page)
+
+
+def _inside_checkout(directory: Path) -> bool:
+    return (_CHECKOUT / "docs").is_dir() and Path(directory).resolve().is_relative_to(_CHECKOUT)
+
+
+def _docs_href(href: str) -> str | None:
+    """`href` (docs/page.md#anchor) as report.md links it from the report's directory: a path
+    to the checkout's page for a report inside it, the copied page's, or None if neither."""
+    page, _, anchor = href.partition("#")
+    if _LINKED_FROM is None:
+        return None
+    if _inside_checkout(_LINKED_FROM) and (_CHECKOUT / page).is_file():
+        rel = os.path.relpath(_CHECKOUT / page, Path(_LINKED_FROM).resolve())
+        return Path(rel).as_posix() + (f"#{anchor}" if anchor else "")
+    return href if (Path(_LINKED_FROM) / page).is_file() else None
 
 
 def _links(x):
