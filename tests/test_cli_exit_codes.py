@@ -227,3 +227,46 @@ def test_console_exit_codes_without_traceback(mechs, tmp_path, extra, message):
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_ctrl_c_after_every_audit_finished_changes_nothing(tmp_path, capsys, monkeypatch):
+    """A press while the files are written is held: the JSON, the count line and the exit
+    code say the audits finished, and stderr says the press came too late to stop anything."""
+    import os
+    import signal
+
+    from dpverify.interfaces import cli
+    written = cli.write_files
+
+    def pressed_while_writing(*args):
+        os.kill(os.getpid(), signal.SIGINT)
+        written(*args)
+    monkeypatch.setattr(cli, "write_files", pressed_while_writing)
+    (tmp_path / "m.py").write_text(
+        "import dpverify\n@dpverify.mechanism(epsilon=0.2, pairs=[(0.0, 1.0)])\n"
+        "def bad(data, rng, size):\n    return data + rng.laplace(0, 1.0, size)\n")
+    out = tmp_path / "out.json"
+    code = cli.main(["audit", str(tmp_path / "m.py"), "--samples", "4096", "--jobs", "1",
+                     "--json", str(out)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert json.loads(out.read_text())["meta"]["interrupted"] is False
+    assert "INTERRUPTED" not in captured.out and "1 violation(s)" in captured.out
+    assert "after the audits had finished" in captured.err
+
+
+def test_an_interrupted_audit_is_counted_as_interrupted_never_as_a_pass():
+    from types import SimpleNamespace
+
+    from dpverify.interfaces.cli import AuditedTargets
+    from dpverify.interfaces.gate_report import Outcome, count_line
+    stopped = SimpleNamespace(verdict="pass", outcome="pass", interrupted=True, conclusive=True)
+    proved = SimpleNamespace(verdict="violation", outcome="violation", interrupted=True,
+                             claimed_epsilon=1.0, claimed_delta=0.0, confidence=0.95,
+                             epsilon_lower_bound=1.5, marginal=False)
+    done = AuditedTargets(entries=[{}, {}], results=[stopped, proved], interrupted=True)
+    line = done.count_line()
+    assert "1 violation(s), 0 pass(es)" in line and "1 interrupted" in line
+    gate = count_line([Outcome("a", None, 0.0, result=stopped),
+                       Outcome("b", None, 0.0, result=proved)], interrupted=True)
+    assert "0 pass(es), 1 violation(s)" in gate and "1 interrupted" in gate

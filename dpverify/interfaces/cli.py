@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 import traceback
 from dataclasses import dataclass, field
 
@@ -19,7 +17,8 @@ from ..options import (AUDIT_FLAGS, COMMON_FLAGS, GATE_FLAGS, OPTIONS, check_par
                        confirm_requested)
 from .exit_codes import (EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_PASS,  # noqa: F401
                          EXIT_INCONCLUSIVE, EXIT_VIOLATION, exit_code_of, worse_exit)
-from .outputs import check_output_dir, check_output_file, on_terminal, say, write_output
+from .outputs import (check_output_dir, check_output_file, ctrl_c_held, on_terminal, say,
+                      write_output)
 
 # Each subcommand: its one-line summary, its description and its options (dpverify.options).
 COMMANDS = {
@@ -159,12 +158,24 @@ class AuditedTargets:
             print(f"interrupted: {self.not_run} mechanism(s) not audited", file=sys.stderr)
 
     def count_line(self) -> str:
-        outcomes = [r.outcome for r in self.results]
+        """The closing line. An audit Ctrl-C stopped before it proved a violation is counted
+        as interrupted, never as a pass: it did not spend its budget."""
+        outcomes = [counted_outcome(r) for r in self.results]
+        stopped = outcomes.count("interrupted")
         return (f"{len(self.entries)} mechanism(s): {outcomes.count('violation')} violation(s), "
                 f"{outcomes.count('pass')} pass(es), {outcomes.count('inconclusive')} "
                 f"inconclusive, {self.errors} error(s)"
+                + (f", {stopped} interrupted" if stopped else "")
                 + (f", {self.not_run} not run" if self.not_run else "")
                 + ("  [INTERRUPTED]" if self.interrupted else ""))
+
+
+def counted_outcome(result) -> str:
+    """What the count lines count a result as: its outcome, or "interrupted" for an audit
+    stopped by Ctrl-C before it proved a violation (a proof stands wherever it stops)."""
+    if getattr(result, "interrupted", False) and result.verdict != "violation":
+        return "interrupted"
+    return result.outcome
 
 
 def audit_each(args, mechanisms) -> AuditedTargets:
@@ -230,18 +241,12 @@ def _preload(report: bool) -> None:
     imported, and the files written after it would then fail (a run interrupted during
     scipy.stats's first import ended in a NameError from scipy.ndimage). A Ctrl-C that
     arrived meanwhile is raised when this returns."""
-    pressed = []
-    main_thread = threading.current_thread() is threading.main_thread()
-    held = signal.signal(signal.SIGINT, lambda *_: pressed.append(True)) if main_thread else None
-    try:
+    with ctrl_c_held() as pressed:
         import scipy.stats  # noqa: F401  (the audits import it lazily)
 
         from .. import auditing  # noqa: F401
         if report:
             from . import plots, report as report_module  # noqa: F401
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGINT, held)
     if pressed:
         raise KeyboardInterrupt
 
@@ -265,8 +270,12 @@ def run_audit(args) -> int:
         done.stop(mechanisms)
     else:
         done = audit_each(args, mechanisms)
-    write_files(json_path, report_dir, results_document(args, done), done)
-    say("\n" + done.count_line())
+    with ctrl_c_held() as pressed:  # the files and the count line say what the audits did
+        write_files(json_path, report_dir, results_document(args, done), done)
+        say("\n" + done.count_line())
+    if pressed:
+        print("dpverify: Ctrl-C after the audits had finished: every file was written, "
+              "nothing was lost", file=sys.stderr)
     return done.code
 
 

@@ -30,6 +30,7 @@ from ..result import AuditResult
 from .exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_PASS
 from .drift import (baseline_entry, compare, estimate_of, load_baseline, number,
                     write_baseline)
+from .outputs import ctrl_c_held
 from .gate_report import Outcome, count_line, summary_markdown, write_junit, write_summary
 from .gate_targets import changed_files, display_path, resolve_targets, source_file
 from .outputs import check_output_file
@@ -197,4 +198,9 @@ def run_gate(args) -> int:
     if args.changed_since and not mechanisms:
         return nothing_changed(args, skipped)
     outcomes, interrupted = audit_all(args, mechanisms, baseline)
-    return finish(args, baseline_path, baseline, outcomes, skipped, interrupted)
+    with ctrl_c_held() as pressed:  # the baseline, reports and count line say what was done
+        code = finish(args, baseline_path, baseline, outcomes, skipped, interrupted)
+    if pressed:
+        print("dpverify: Ctrl-C after the audits had finished: every file was written, "
+              "nothing was lost", file=sys.stderr)
+    return code

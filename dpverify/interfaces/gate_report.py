@@ -85,9 +85,16 @@ class Outcome:
         return NOT_IN_BASELINE if self.result.outcome == "pass" else "not in baseline"
 
     @property
+    def stopped_early(self) -> bool:
+        """Audited until Ctrl-C stopped it, with no violation proved: neither a pass nor
+        inconclusive, since it did not spend its budget."""
+        return (self.error is None and not self.not_run and self.result.interrupted
+                and self.result.verdict != "violation")
+
+    @property
     def inconclusive(self) -> bool:
         """Audited, no violation, but the budget could not have caught a gross one."""
-        return (self.error is None and not self.not_run
+        return (self.error is None and not self.not_run and not self.stopped_early
                 and self.result.outcome == "inconclusive")
 
     @property
@@ -242,8 +249,9 @@ def count_line(outcomes: list[Outcome], skipped: int = 0, interrupted: bool = Fa
     more than the mechanisms."""
     ran = [o for o in outcomes if not o.not_run]
     not_run = len(outcomes) - len(ran)
+    stopped = sum(o.stopped_early for o in ran)
     by = {"pass": sum(o.error is None and not o.failures and not o.inconclusive
-                      for o in ran),
+                      and not o.stopped_early for o in ran),
           "inconclusive": sum(o.inconclusive for o in ran),
           "violation": sum(o.error is None and o.result.verdict == "violation"
                            for o in ran),
@@ -253,6 +261,7 @@ def count_line(outcomes: list[Outcome], skipped: int = 0, interrupted: bool = Fa
     line = (f"{len(outcomes)} mechanism(s): {by['pass']} pass(es), {by['violation']} "
             f"violation(s), {by['inconclusive']} inconclusive, {by['drift']} drift(s), "
             f"{by['missing']} not in baseline, {by['error']} error(s)"
+            + (f", {stopped} interrupted" if stopped else "")
             + (f", {not_run} not run" if not_run else ""))
     return (line + (f"; {skipped} unchanged, not audited" if skipped else "")
             + ("  [INTERRUPTED]" if interrupted else ""))

@@ -7,8 +7,11 @@ exist (never a silent `mkdir -p`). Each failure is a DpVerifyError naming the op
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from ..errors import DpVerifyError
@@ -90,3 +93,17 @@ def write_output(option: str, path: Path, write) -> None:
     except OSError as exc:
         raise DpVerifyError(f"cannot write {option} {path}: {exc.strerror or exc}; check the "
                             f"path and free space") from exc
+
+
+@contextlib.contextmanager
+def ctrl_c_held():
+    """Hold Ctrl-C back inside the block (the main thread only); yields a list that is
+    non-empty if one was pressed meanwhile."""
+    pressed: list = []
+    main_thread = threading.current_thread() is threading.main_thread()
+    held = signal.signal(signal.SIGINT, lambda *_: pressed.append(True)) if main_thread else None
+    try:
+        yield pressed
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, held)
