@@ -77,13 +77,40 @@ def default_divergence_samples(mech) -> int:
 # ------------------------------------------------------------------------------------------------
 
 def check_epsilon(value, name: str = "epsilon") -> float:
-    """A claimed ε (checked as `mechanism.validate_claim` checks a declared one)."""
-    return validate_claim(value, 0.0)[0]
+    """A claimed ε, as `mechanism.validate_claim` checks a declared one: a number > 0; the
+    error names the option as the user wrote it."""
+    try:
+        epsilon = float(value)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"{name} must be a number, got {value!r}") from None
+    if not epsilon > 0:
+        raise InvalidClaimError(f"{name} must be > 0 (got {value!r}); a claim of ε = 0 cannot "
+                                "be audited by sampling")
+    return epsilon
 
 
 def check_delta(value, name: str = "delta") -> float:
-    """A claimed δ (checked as `mechanism.validate_claim` checks a declared one)."""
-    return validate_claim(1.0, value)[1]
+    """A claimed δ, as `mechanism.validate_claim` checks a declared one: a number in [0, 1);
+    the error names the option as the user wrote it."""
+    try:
+        delta = float(value)
+    except (TypeError, ValueError):
+        raise InvalidClaimError(f"{name} must be a number, got {value!r}") from None
+    if not 0.0 <= delta < 1.0:
+        raise InvalidClaimError(f"{name} must be in [0, 1) (got {value!r})")
+    return delta
+
+
+def count(text: str) -> int:
+    """A count on the command line: an integer, written as such or in scientific notation
+    (1e6, 2.5e5) when that is a whole number; argparse reports a ValueError as invalid."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(f"{text} is not a whole number") from None
+        return int(value)
 
 
 def check_zcdp(value, name: str = "zcdp") -> float:
@@ -333,13 +360,13 @@ _AUDIT_OPTIONS = [
                          default=None)),
     Option("samples", "mean (Poisson) certifying samples per input at the last stage",
            keyword="samples", check=check_samples,
-           cli=Cli("--samples", dict(type=int), gate_help=(
+           cli=Cli("--samples", dict(type=count, metavar="N"), gate_help=(
                "mean (Poisson) certifying samples per input at the last stage; use the "
                "baseline's")),
            plugin=Plugin("--dpverify-samples", "certifying samples per input at the last stage "
-                                               "(overrides the profile)", dict(type=int))),
+                                               "(overrides the profile)", dict(type=count))),
     Option("seed", "root seed (default %(default)s)", keyword="seed", default=0, check=check_seed,
-           cli=Cli("--seed", dict(type=int)),
+           cli=Cli("--seed", dict(type=count)),
            plugin=Plugin("--dpverify-seed", "root seed of all audits (an integer, or 'random': "
                                             "drawn and printed)", default="0")),
     Option("jobs", _JOBS_HELP, keyword="n_jobs", default=-1, check=check_jobs,

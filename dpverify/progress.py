@@ -156,6 +156,8 @@ class Progress:
         if self.evidence is None:
             return ""
         wealth, needed = self.evidence
+        if not wealth > 1.0:  # the bets have lost: nothing against the claim so far
+            return f"evidence: none yet (a violation needs {needed:.3g})"
         return f"evidence {wealth:.3g} of the {needed:.3g} a violation needs"
 
     def update(self, runs: int) -> None:

@@ -270,3 +270,23 @@ def test_an_interrupted_audit_is_counted_as_interrupted_never_as_a_pass():
     gate = count_line([Outcome("a", None, 0.0, result=stopped),
                        Outcome("b", None, 0.0, result=proved)], interrupted=True)
     assert "0 pass(es), 1 violation(s)" in gate and "1 interrupted" in gate
+
+
+def test_a_mistyped_option_gets_the_commands_usage_and_a_suggestion(capsys):
+    from dpverify.interfaces.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["audit", "mechanisms_under_test/noisy_max.py:rnm1", "--epsilom", "1"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert "usage: dpverify audit" in err and "--epsilom: did you mean --epsilon?" in err
+
+
+def test_counts_accept_scientific_notation_and_claims_name_their_flag(capsys):
+    from dpverify.interfaces.cli import build_parser, main
+    args = build_parser().parse_args(["audit", "m.py", "--samples", "1e6", "--seed", "2e1"])
+    assert (args.samples, args.seed) == (1_000_000, 20)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["audit", "m.py", "--samples", "1.5"])
+    for flag, value in (("--epsilon", "-1"), ("--delta", "2")):
+        assert main(["audit", "mechanisms_under_test/noisy_max.py:rnm1", flag, value]) == 2
+        assert f"dpverify: error: {flag} must be" in capsys.readouterr().err

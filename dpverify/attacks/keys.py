@@ -75,9 +75,12 @@ class KeyLikelihoodRatio(ScoreModel):
         n = int(chosen.sum())
         strongest_first = self.keys[chosen][np.argsort(-sign * self.log_ratio[chosen])]
         shown = [self.examples[k] for k in strongest_first[:5] if k in self.examples]
-        text = f"{self.subject} is one of {n} discrete values ordered by likelihood ratio"
-        if shown:
-            text += " (e.g. " + "; ".join(shown) + (" …" if n > len(shown) else "") + ")"
+        if n == 1 and shown:
+            text = f"{self.subject} is {shown[0]}"
+        else:
+            text = f"{self.subject} is one of {n} discrete values, ordered by likelihood ratio"
+            if shown:
+                text += " (e.g. " + "; ".join(shown) + (" …" if n > len(shown) else "") + ")"
         if sign * 0.0 >= threshold:
             text += ", or a value never seen while searching"
         return text

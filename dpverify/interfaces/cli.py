@@ -48,8 +48,40 @@ class _Formatter(argparse.HelpFormatter):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse exits with 2 too; keep its usage line, add a hint
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"dpverify: error: {message}\n")
+        unknown = _unrecognized(message)
+        command = self._command(unknown)
+        (command or self).print_usage(sys.stderr)
+        hints = [_suggestion(word, command or self) for word in unknown]
+        self.exit(EXIT_ERROR, f"dpverify: error: {message}\n"
+                  + "".join(f"  {hint}\n" for hint in hints if hint))
+
+    def _command(self, unknown: list[str]):
+        """The subcommand's parser when the top-level parser reports its unknown options."""
+        if not unknown:
+            return None
+        argv = getattr(self, "argv", None)
+        argv = sys.argv[1:] if argv is None else argv
+        chosen = next((a for a in argv if a in ("audit", "gate")), None)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and chosen in action.choices:
+                return action.choices[chosen]
+        return None
+
+
+def _unrecognized(message: str) -> list[str]:
+    """The options argparse's "unrecognized arguments: …" message names."""
+    prefix = "unrecognized arguments: "
+    if not message.startswith(prefix):
+        return []
+    return [w for w in message[len(prefix):].split() if w.startswith("--")]
+
+
+def _suggestion(word: str, parser: argparse.ArgumentParser) -> str | None:
+    """"did you mean --epsilon?" for a mistyped option, from the parser's own flags."""
+    import difflib
+    flags = [f for a in parser._actions for f in a.option_strings if f.startswith("--")]
+    close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.75)
+    return f"{word}: did you mean {close[0]}?" if close else None
 
 
 def add_options(parser: argparse.ArgumentParser, names, command: str) -> None:
@@ -285,7 +317,9 @@ def _first_line(text: str, most: int = 200) -> str:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    parser.argv = argv  # for the usage line and the hint of a mistyped option
+    args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
     try:
         if args.command == "audit":

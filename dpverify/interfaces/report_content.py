@@ -8,6 +8,8 @@ A block is a tuple: ("title", text), ("note", inline), ("table", header, rows, v
 """
 from __future__ import annotations
 
+import math
+
 import json
 from dataclasses import dataclass
 
@@ -151,8 +153,12 @@ def finding_bullets(r: dict) -> list:
                              "violation"), " (docs/theory.md §2.11); "
                       + inconclusive_advice(r.get("interrupted") or r.get("budget_spent"))])
     if r["verdict"] == "pass" and "resolution" in r:
-        items.append(f"resolution: a true ε of about {short_number(r['resolution'])} on an "
-                     "event as likely as this one would have been caught half the time")
+        if math.isinf(float(r["resolution"])):
+            items.append("resolution: at this budget no true ε, however large, would have been "
+                         "caught half the time on an event as likely as this one")
+        else:
+            items.append(f"resolution: a true ε of about {short_number(r['resolution'])} on an "
+                         "event as likely as this one would have been caught half the time")
     if r["verdict"] == "pass" and "leak_reach" in r:
         items.append(leak_reach_text(float(r["leak_reach"]), r["confidence"]))
     if r.get("reproducible") is False:

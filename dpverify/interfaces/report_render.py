@@ -74,8 +74,8 @@ def _inside_checkout(directory: Path) -> bool:
 
 
 def _docs_href(href: str) -> str | None:
-    """`href` (docs/page.md#anchor) as report.md links it from the report's directory: a path
-    to the checkout's page for a report inside it, the copied page's, or None if neither."""
+    """`href` (a docs page, with an anchor) as report.md links it from the report's directory:
+    a path to the checkout's page for a report inside it, the copied page's, or None."""
     page, _, anchor = href.partition("#")
     if _LINKED_FROM is None:
         return None
