@@ -153,6 +153,36 @@ def test_sized_datasets_replace_records_and_need_an_even_symmetric_distance():
         from_measurement(sized, d_in=1)
 
 
+BOUNDED_RECORDS = dp.atom_domain(bounds=(0.0, 4.0), nan=False)
+
+
+def _user_measurement(domain, metric, function=lambda x: 0.0, privacy_map=float, TO=float):
+    return dp.m.make_user_measurement(domain, metric, dp.max_divergence(), function=function,
+                                      privacy_map=privacy_map, TO=TO)
+
+
+@pytest.mark.parametrize("size, metric, d_in, lengths_differ", [
+    (None, dp.symmetric_distance(), 1, True),
+    (None, dp.insert_delete_distance(), 2, True),
+    (3, dp.symmetric_distance(), 2, False),       # a sized domain: records are replaced
+    (3, dp.change_one_distance(), 1, False),
+    (3, dp.hamming_distance(), 1, False),
+    (None, dp.change_one_distance(), 1, False),   # changes records of one length, sized or not
+])
+def test_datasets_differ_in_length_exactly_where_the_domain_and_metric_admit_it(
+        size, metric, d_in, lengths_differ):
+    mech = from_measurement(_user_measurement(dp.vector_domain(BOUNDED_RECORDS, size=size),
+                                              metric), d_in=d_in)
+    grown = [b for a, b in mech.pairs if len(b) == len(a) + d_in]
+    if lengths_differ:  # the corners: nothing against d_in records, and a dataset plus d_in
+        assert ([], [4.0] * d_in) in mech.pairs
+        assert any(len(b) > d_in and set(b) - {4.0} for b in grown)
+        assert all(_symmetric_distance(a, b) == d_in for a, b in mech.pairs)
+    else:
+        assert mech.pairs and all(len(a) == len(b) for a, b in mech.pairs)
+        assert all(len(a) == size for a, _ in mech.pairs if size)
+
+
 def test_an_unsupported_domain_raises_invalid_pairs_naming_the_measurement():
     option = dp.m.make_user_measurement(
         dp.option_domain(dp.atom_domain(T=float)), dp.absolute_distance(T=float),
@@ -239,3 +269,22 @@ def test_the_scalar_form_is_sent_pickled_to_worker_processes():
     result = dpverify.audit(scalar, epsilon=0.5, samples=1 << 12, seed=0, backend="loky",
                             confidence=SURE)
     assert result.verdict == "violation" and 0.5 < result.epsilon_lower_bound <= 1.0
+
+
+def test_a_release_of_the_datasets_length_is_flagged_on_the_pair_of_two_lengths():
+    """Under the symmetric distance on an unsized domain the length is private: a real
+    clamp >> sum >> laplace whose output also carries len(data) is no ε-DP at all. The pairs
+    add records, so the audit sees two lengths; a pair of one length at the same distance
+    (a record replaced is symmetric distance 2) shows nothing."""
+    inner = (dp.t.make_clamp(dp.vector_domain(FLOAT), dp.symmetric_distance(), (0.0, 1.0))
+             >> dp.t.then_sum() >> dp.m.then_laplace(1.0))
+    leak = _user_measurement(inner.input_domain, inner.input_metric,
+                             function=lambda x: (inner(x), len(x)), privacy_map=inner.map,
+                             TO="ExtrinsicObject")
+    mech = from_measurement(leak, d_in=2, name="clamp >> sum >> laplace, and len(data)")
+    result = dpverify.audit(mech, samples=1 << 11, seed=0, confidence=SURE)
+    assert result.verdict == "violation" and result.witness.support_mismatch
+    assert len(result.witness.D) != len(result.witness.D_prime)
+    one_length = dpverify.audit(mech, pairs=[([0.0, 1.0], [1.0, 1.0])], samples=1 << 11,
+                                seed=0, confidence=SURE)
+    assert one_length.verdict == "pass"

@@ -67,12 +67,27 @@ def _base_records(kind, lo, hi, hints) -> list:
     return [lo, hi] if lo != hi else [lo]
 
 
+UNBOUNDED_METRICS = ("SymmetricDistance", "InsertDeleteDistance")  # records added/removed
+REPLACE_METRICS = ("ChangeOneDistance", "HammingDistance")  # records changed in place
+
+
+def sizes_may_differ(domain, metric) -> bool:
+    """Whether two datasets of a VectorDomain at a finite distance under `metric` may differ
+    in length, as OpenDP defines its metrics: SymmetricDistance and InsertDeleteDistance count
+    records added or removed (unbounded DP), so yes, unless the domain fixes its `size`;
+    ChangeOneDistance and HammingDistance count records changed between datasets of one length
+    (OpenDP requires a sized domain for them), and an Lp distance between vectors of different
+    lengths is infinite. Read from the domain's `size` and the metric's type, so that a leak
+    of the dataset's length is audited wherever the length is private."""
+    return domain.size is None and type_name(metric) in UNBOUNDED_METRICS
+
+
 def _record_pairs(domain, metric, d_in, hints):
-    """Datasets (vectors of records) at d_in under SymmetricDistance / InsertDeleteDistance
-    (d_in records added) or ChangeOneDistance / HammingDistance (d_in records replaced; a
-    sized domain under symmetric distance replaces d_in // 2). The records are the values
-    at the bounds: adding the one of largest magnitude hits a bounded sum's sensitivity.
-    Added records come with the corners of `_corner_pairs`."""
+    """Datasets (vectors of records) at d_in: where lengths may differ (`sizes_may_differ`),
+    d_in records added, with the corners of `_corner_pairs` (the empty dataset among them);
+    otherwise d_in records replaced (ChangeOneDistance / HammingDistance), or d_in // 2 (a
+    sized domain under symmetric distance). The records are the values at the bounds: adding
+    the one of largest magnitude hits a bounded sum's sensitivity."""
     info = _atom_info(domain.element_domain)
     if info is None:
         return None
@@ -81,9 +96,8 @@ def _record_pairs(domain, metric, d_in, hints):
     numeric = kind in (int, float)
     far, near = (lo, hi) if numeric and abs(lo) > abs(hi) else (hi, lo)
     size = domain.size
-    replace = type_name(metric) in ("ChangeOneDistance", "HammingDistance")
-    if replace or size is not None:
-        changes = d_in if replace else d_in // 2
+    if not sizes_may_differ(domain, metric):
+        changes = d_in if type_name(metric) in REPLACE_METRICS else d_in // 2
         if changes < 1:
             raise InvalidPairsError(
                 f"a dataset of fixed size {size} has no neighbour at {metric} {d_in}: records "
@@ -290,10 +304,11 @@ def build_pairs(measurement, d_in=1, label=None) -> list:
     - bit vectors, DiscreteDistance: two vectors of the maximum weight with disjoint ones;
     - vector domain, L1 / L2: one coordinate moved by d_in, and the move spread over two;
     - vector domain, L∞: one score up and the rest down, one down and the rest up;
-    - vector domain, Symmetric / InsertDelete / ChangeOne / Hamming distance: d_in records
-      added (or replaced), at the bounds of the records (domain, clamp, categories); with
-      records added, also the corners: the empty dataset against d_in records, and (strings)
-      d_in records of a value no other record or category has;
+    - vector domain, Symmetric / InsertDelete / ChangeOne / Hamming distance: where lengths
+      may differ (no fixed `size`, Symmetric / InsertDelete: `sizes_may_differ`) d_in records
+      added at the bounds of the records (domain, clamp, categories), with the corners: the
+      empty dataset against d_in records, and (strings) d_in records of a value no other
+      record or category has; otherwise datasets of one length with records replaced;
     - map domain, L1 / L2: three keys, values moved as for vectors;
     - map domain, L01Inf / L02Inf: a partition added, and one partition's value moved.
 
