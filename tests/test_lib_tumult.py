@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("tmlt.core")
 
 from tmlt.core.domains.collections import DictDomain, ListDomain  # noqa: E402
-from tmlt.core.domains.numpy_domains import NumpyFloatDomain, NumpyIntegerDomain  # noqa: E402
+from tmlt.core.domains.numpy_domains import (NumpyFloatDomain, NumpyIntegerDomain,  # noqa: E402
+                                             NumpyStringDomain)
 from tmlt.core.domains.pandas_domains import (PandasDataFrameDomain,  # noqa: E402
                                               PandasSeriesDomain)
 from tmlt.core.measurements.base import Measurement  # noqa: E402
@@ -27,15 +28,16 @@ from tmlt.core.measurements.pandas_measurements.dataframe import AggregateByColu
 from tmlt.core.measurements.pandas_measurements.series import (AddNoiseToSeries,  # noqa: E402
                                                                 NoisyQuantile)
 from tmlt.core.measures import PureDP, RhoZCDP  # noqa: E402
-from tmlt.core.metrics import (AbsoluteDifference, DictMetric, SumOf,  # noqa: E402
-                               SymmetricDifference)
+from tmlt.core.metrics import (AbsoluteDifference, DictMetric, HammingDistance,  # noqa: E402
+                               SumOf, SymmetricDifference)
 from tmlt.core.transformations.base import Transformation  # noqa: E402
 from tmlt.core.transformations.dictionary import GetValue  # noqa: E402
 from tmlt.core.utils.exact_number import ExactNumber  # noqa: E402
 
 import dpverify  # noqa: E402
 from dpverify.errors import DpVerifyError, InvalidClaimError, InvalidPairsError  # noqa: E402
-from dpverify.libraries.tumult import from_measurement, prepare, input_form  # noqa: E402
+from dpverify.libraries.tumult import (build_pairs, from_measurement, input_form,  # noqa: E402
+                                       prepare)
 
 FLOATS = NumpyFloatDomain()
 INT_SERIES = PandasSeriesDomain(NumpyIntegerDomain())
@@ -76,6 +78,37 @@ class ListCount(Measurement):
 
     def __call__(self, data):
         return len(data)
+
+
+class RecordCount(Measurement):
+    """A user's measurement on a pandas domain under any record metric; its pairs are what
+    the tests read (it has no privacy function)."""
+
+    def __init__(self, domain, metric):
+        super().__init__(domain, metric, PureDP(), is_interactive=False)
+
+    def __call__(self, data):
+        return len(data)
+
+
+class RevealsSize(Measurement):
+    """A real measurement whose output also carries len(data), claiming the inner one's
+    privacy function: under SymmetricDifference the size is private, so no ε holds."""
+
+    def __init__(self, inner):
+        super().__init__(inner.input_domain, inner.input_metric, inner.output_measure,
+                         is_interactive=False)
+        self._inner = inner
+
+    @property
+    def inner(self):
+        return self._inner
+
+    def privacy_function(self, d_in):
+        return self._inner.privacy_function(d_in)
+
+    def __call__(self, data):
+        return self._inner(data), len(data)
 
 
 def quantile(measure=PureDP(), q=0.5, epsilon=1):
@@ -180,6 +213,33 @@ def test_series_pairs_add_records_at_the_bounds_with_an_empty_corner(d_in):
     assert set(added) == {0.0, 10.0}     # records at both bounds
 
 
+def _size(data):
+    """Records in a pair's plain value: a list's length, a {column: list}'s first column's."""
+    return len(next(iter(data.values()))) if isinstance(data, dict) else len(data)
+
+
+FRAME = PandasDataFrameDomain({"a": INT_SERIES, "b": PandasSeriesDomain(FLOATS)})
+
+
+@pytest.mark.parametrize("domain, metric, sizes_differ", [
+    (INT_SERIES, SymmetricDifference(), True),
+    (PandasSeriesDomain(NumpyStringDomain()), SymmetricDifference(), True),
+    (FRAME, SymmetricDifference(), True),
+    (INT_SERIES, HammingDistance(), False),
+    (FRAME, HammingDistance(), False),
+])
+def test_inputs_differ_in_size_exactly_where_the_metric_admits_it(domain, metric, sizes_differ):
+    meas = RecordCount(domain, metric)
+    pairs = build_pairs(meas, d_in=1)
+    sizes = [(_size(a), _size(b)) for a, b in pairs]
+    for a, b in pairs:
+        assert _library_distance(meas, a, b) == 1
+    if sizes_differ:  # the corners: nothing against a record, and a dataset plus one
+        assert (0, 1) in sizes and any(n > 0 and m == n + 1 for n, m in sizes)
+    else:
+        assert sizes and all(n == m > 0 for n, m in sizes)
+
+
 def test_noise_on_a_series_moves_values_by_d_in_in_its_own_norm():
     for noise, norm in ((AddGeometricNoise(1), 1), (AddGaussianNoise(FLOATS, 1), 2)):
         meas = AddNoiseToSeries(noise)
@@ -268,3 +328,18 @@ def test_the_correct_sum_passes_at_its_claim_and_is_reproducible():
     result = dpverify.audit(mech, samples=1 << 8, seed=0, backend="threading")
     assert result.verdict == "pass" and result.epsilon_lower_bound <= 2.0
     assert result.randomness == "rng" and result.reproducible  # seeded from the engine's rng
+
+
+def test_a_release_of_the_series_size_is_flagged_on_a_pair_of_two_sizes():
+    """NoisyQuantile whose output also carries len(data): the pairs add records (the metric
+    is SymmetricDifference), so the audit sees two sizes; a pair of one size at the same
+    distance (a record replaced is distance 2) shows nothing."""
+    mech = from_measurement(RevealsSize(quantile()), d_in=2)
+    assert mech.epsilon == 2.0 and ([], [10.0, 10.0]) in mech.pairs  # the bounds are read
+    result = dpverify.audit(mech, samples=1 << 10, seed=0, backend="threading")
+    assert result.verdict == "violation" and result.witness.support_mismatch
+    assert len(result.witness.D) != len(result.witness.D_prime)
+    base = next(a for a, _ in mech.pairs if a)
+    one_size = dpverify.audit(mech, pairs=[(base, base[:-1] + [10.0])], samples=1 << 10,
+                              seed=0, backend="threading")
+    assert one_size.verdict == "pass"

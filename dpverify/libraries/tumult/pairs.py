@@ -7,6 +7,10 @@ Inputs are plain Python values, so that they print in a witness and go into JSON
 a NumPy domain, a list for a pandas Series, a {column: list} dict for a pandas DataFrame, a dict
 for a DictDomain. `draws.py` turns them into the pandas objects the measurement takes.
 
+Series and data frames differ in size where the input metric puts inputs of different sizes at
+a finite distance (SymmetricDifference), as Tumult Core's own `distance` says
+(`sizes_may_differ`); under HammingDistance they keep one size and records are replaced.
+
 Corners by default: the empty dataset against one record, a record whose value no other record
 has, records at both bounds (the bounds a component was given: NoisyQuantile's `lower`/`upper`,
 a transformation's clamp; `records.record_hints`).
@@ -123,12 +127,50 @@ def _record_count(metric, d: Fraction) -> int:
     return k
 
 
+_ONE_RECORD = {int: 0, float: 0.0, str: "a"}
+
+
+def _empty_and_one_record(domain):
+    """Plain values of an empty input and of a one-record input of a pandas Series or
+    DataFrame domain, or None for another domain (or an element type without pairs)."""
+    if is_a(domain, "PandasSeriesDomain"):
+        kind = element_kind(domain.element_domain)
+        return None if kind is None else ([], [_ONE_RECORD[kind]])
+    if is_a(domain, "PandasDataFrameDomain"):
+        kinds = {c: element_kind(s.element_domain) for c, s in domain.schema.items()}
+        if None in kinds.values():
+            return None
+        return {c: [] for c in kinds}, {c: [_ONE_RECORD[k]] for c, k in kinds.items()}
+    return None
+
+
+def sizes_may_differ(domain, metric) -> bool:
+    """Whether `metric` puts inputs of different sizes at a finite distance, as Tumult Core's
+    own `distance` measures the empty input against a one-record input of the domain:
+    SymmetricDifference counts records added or removed (1); HammingDistance, SumOf and
+    RootSumOfSquared compare records position by position and are infinite between sizes.
+    Asked of the library, so that the size of a dataset is audited wherever its metric makes
+    it private. False when the metric cannot measure the two: then datasets keep one size."""
+    from .inputs import input_form, prepare  # inputs.py imports this module
+    probe = _empty_and_one_record(domain)
+    if probe is None:
+        return False
+    form = input_form(domain)
+    try:
+        distance = metric.distance(prepare(form, probe[0]), prepare(form, probe[1]), domain)
+        return bool(distance.is_finite)
+    except Exception:  # a metric Tumult Core cannot apply to these two inputs
+        return False
+
+
 def _series_record_pairs(domain, metric, d, hints):
+    """Series k records apart: records added where sizes may differ (`sizes_may_differ`),
+    else replaced."""
     kind = element_kind(domain.element_domain)
     if kind is None:
         return None
     k = _record_count(metric, d)
-    build = _replaced_pairs if is_a(metric, "HammingDistance") else _added_pairs
+    build = _added_pairs if sizes_may_differ(domain, metric) else _replaced_pairs
     return build(kind, hints.get("bounds"), k)
 
 
@@ -163,10 +205,10 @@ def _series_moved_pairs(domain, metric, d, hints):
 
 def _frame_pairs(domain, metric, d, hints):
     """Data frames (as {column: list}) k rows apart, built column by column as for a Series
-    (`_added_pairs`, `_replaced_pairs`), each column with the bounds of its own aggregation
-    (AggregateByColumn), else the measurement's."""
+    (`_added_pairs` where sizes may differ, else `_replaced_pairs`), each column with the
+    bounds of its own aggregation (AggregateByColumn), else the measurement's."""
     k = _record_count(metric, d)
-    build = _replaced_pairs if is_a(metric, "HammingDistance") else _added_pairs
+    build = _added_pairs if sizes_may_differ(domain, metric) else _replaced_pairs
     columns = {}
     for column, series in domain.schema.items():
         kind = element_kind(series.element_domain)
@@ -226,10 +268,12 @@ def build_pairs(measurement, d_in=1, label=None) -> list:
     `claims.convert_distance`) built from the measurement's input domain and metric:
 
     - NumPy integer / float domain, AbsoluteDifference: (x, x + d_in) at x = 0 and -100;
-    - pandas Series, SymmetricDifference: the empty series against d_in records at the bound
-      of largest magnitude; two inner records against them plus d_in records at the upper
+    - pandas Series, SymmetricDifference (sizes may differ, as the metric's own distance
+      says: `sizes_may_differ`): the empty series against d_in records at the bound of
+      largest magnitude; two inner records against them plus d_in records at the upper
       bound, and at the lower bound (strings: a new category, an existing one);
-    - pandas Series, HammingDistance: d_in records at the lower bound replaced by the upper;
+    - pandas Series, HammingDistance (one size): d_in records at the lower bound replaced by
+      the upper;
     - pandas Series, SumOf / RootSumOfSquared(AbsoluteDifference): three numbers, one moved by
       d_in, and the move spread over two;
     - pandas DataFrame, SymmetricDifference / HammingDistance: rows built column by column as
