@@ -16,7 +16,8 @@ from .. import require_diffprivlib
 
 # Tools whose noise is calibrated to one record added or removed (a histogram's counts move by
 # at most 1 in one bin); every other tool calibrates to the dataset size n and is audited on
-# datasets of the same size with one record replaced.
+# datasets of the same size with one record replaced. diffprivlib states no neighbour relation
+# and has no domain object to read one from: each tool's calibration is what says it.
 ADD_REMOVE_TOOLS = ("histogram", "histogramdd", "histogram2d")
 NEIGHBOURING = ("replace", "add_remove")
 
