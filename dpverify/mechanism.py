@@ -12,18 +12,20 @@ import numpy as np
 from .errors import DpVerifyError, InvalidClaimError, MechanismError
 
 
-def validate_claim(epsilon, delta) -> tuple[float, float]:
-    """Return (epsilon, delta) as floats or raise InvalidClaimError saying what is allowed."""
+def validate_claim(epsilon, delta, names=("epsilon", "delta")) -> tuple[float, float]:
+    """Return (epsilon, delta) as floats or raise InvalidClaimError saying what is allowed,
+    naming them as `names` (an interface's spelling, e.g. ("--epsilon", "--delta"))."""
     try:
         eps = float(epsilon)
         dlt = float(delta)
     except (TypeError, ValueError):
-        raise InvalidClaimError(f"epsilon and delta must be numbers, got {epsilon!r}, {delta!r}")
+        raise InvalidClaimError(f"{names[0]} and {names[1]} must be numbers, got {epsilon!r}, "
+                                f"{delta!r}") from None
     if not (eps > 0) or math.isnan(eps):
-        raise InvalidClaimError(f"epsilon must be > 0 (got {epsilon!r}); a claim of epsilon = 0 "
-                                "cannot be audited by sampling")
+        raise InvalidClaimError(f"{names[0]} must be > 0 (got {epsilon!r}); a claim of "
+                                "epsilon = 0 cannot be audited by sampling")
     if not (0.0 <= dlt < 1.0):
-        raise InvalidClaimError(f"delta must be in [0, 1) (got {delta!r})")
+        raise InvalidClaimError(f"{names[1]} must be in [0, 1) (got {delta!r})")
     return eps, dlt
 
 

@@ -77,28 +77,15 @@ def default_divergence_samples(mech) -> int:
 # ------------------------------------------------------------------------------------------------
 
 def check_epsilon(value, name: str = "epsilon") -> float:
-    """A claimed ε, as `mechanism.validate_claim` checks a declared one: a number > 0; the
-    error names the option as the user wrote it."""
-    try:
-        epsilon = float(value)
-    except (TypeError, ValueError):
-        raise InvalidClaimError(f"{name} must be a number, got {value!r}") from None
-    if not epsilon > 0:
-        raise InvalidClaimError(f"{name} must be > 0 (got {value!r}); a claim of ε = 0 cannot "
-                                "be audited by sampling")
-    return epsilon
+    """A claimed ε, checked as `mechanism.validate_claim` checks a declared one; the error
+    names the option as the user wrote it."""
+    return validate_claim(value, 0.0, names=(name, "delta"))[0]
 
 
 def check_delta(value, name: str = "delta") -> float:
-    """A claimed δ, as `mechanism.validate_claim` checks a declared one: a number in [0, 1);
-    the error names the option as the user wrote it."""
-    try:
-        delta = float(value)
-    except (TypeError, ValueError):
-        raise InvalidClaimError(f"{name} must be a number, got {value!r}") from None
-    if not 0.0 <= delta < 1.0:
-        raise InvalidClaimError(f"{name} must be in [0, 1) (got {value!r})")
-    return delta
+    """A claimed δ, checked as `mechanism.validate_claim` checks a declared one; the error
+    names the option as the user wrote it."""
+    return validate_claim(1.0, value, names=("epsilon", name))[1]
 
 
 def count(text: str) -> int:
