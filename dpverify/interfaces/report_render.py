@@ -26,9 +26,8 @@ def inline_md(x) -> str:
         return f"`{x.text}`"
     if isinstance(x, Strong):
         return f"**{x.text}**"
-    if isinstance(x, Link):  # linked where the page is reachable from the report
-        href = _docs_href(x.href)
-        return f"{x.text} ([how]({href}))" if href else f"{x.text} ({x.href} in dpverify)"
+    if isinstance(x, Link):  # its href as `to_markdown` resolved it from the report
+        return f"{x.text} ([how]({x.href}))"
     if isinstance(x, Aside):
         return f" ({x.text})"
     return str(x)
@@ -38,18 +37,21 @@ def _cell_md(x) -> str:
     return inline_md(x).replace("|", "\\|").replace("\n", " ")
 
 
-_LINKED_FROM: Path | None = None  # the report's directory while to_markdown renders it
-
-
 def to_markdown(blocks: list, directory: Path) -> str:
     """report.md: images linked by their path relative to the report's directory, and the
-    docs' pages where `copy_docs` put them beside it."""
-    global _LINKED_FROM
-    _LINKED_FROM = directory
-    try:
-        return _markdown_lines(blocks, directory)
-    finally:
-        _LINKED_FROM = None
+    docs' pages where they can be reached from it (`_docs_href`), else named."""
+    return _markdown_lines(_resolve_links(blocks, directory), directory)
+
+
+def _resolve_links(x, directory: Path):
+    """The blocks with each Link's href as seen from `directory`, or its words and the page's
+    name where the page cannot be reached."""
+    if isinstance(x, Link):
+        href = _docs_href(x.href, directory)
+        return Link(x.text, href) if href else f"{x.text} ({x.href} in dpverify)"
+    if isinstance(x, (list, tuple)):
+        return type(x)(_resolve_links(v, directory) for v in x)
+    return x
 
 
 _CHECKOUT = Path(__file__).resolve().parents[2]  # where docs/ is, when dpverify runs from one
@@ -73,16 +75,14 @@ def _inside_checkout(directory: Path) -> bool:
     return (_CHECKOUT / "docs").is_dir() and Path(directory).resolve().is_relative_to(_CHECKOUT)
 
 
-def _docs_href(href: str) -> str | None:
-    """`href` (a docs page, with an anchor) as report.md links it from the report's directory:
-    a path to the checkout's page for a report inside it, the copied page's, or None."""
+def _docs_href(href: str, directory: Path) -> str | None:
+    """`href` (a docs page, with an anchor) as report.md links it from `directory`: a path to
+    the checkout's page for a report inside it, the copied page's, or None."""
     page, _, anchor = href.partition("#")
-    if _LINKED_FROM is None:
-        return None
-    if _inside_checkout(_LINKED_FROM) and (_CHECKOUT / page).is_file():
-        rel = os.path.relpath(_CHECKOUT / page, Path(_LINKED_FROM).resolve())
+    if _inside_checkout(directory) and (_CHECKOUT / page).is_file():
+        rel = os.path.relpath(_CHECKOUT / page, Path(directory).resolve())
         return Path(rel).as_posix() + (f"#{anchor}" if anchor else "")
-    return href if (Path(_LINKED_FROM) / page).is_file() else None
+    return href if (Path(directory) / page).is_file() else None
 
 
 def _links(x):
