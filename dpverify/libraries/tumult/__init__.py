@@ -14,6 +14,8 @@ noise is Tumult Core's own samplers drawing from the engine's `rng`.
     inputs.py    pair values as the measurement's inputs, checked by its own metric
     draws.py     the measurement run with its noise drawn from the engine's rng
 
+and domains.py says what kind of domain a value is (by class name) for pairs.py and inputs.py.
+
 Claims (docs/theory.md §7): Tumult Core's figures are exact (sympy); they are rounded UP to
 floats, so the float audited is never below the library's claim.
 

@@ -10,7 +10,7 @@ from numbers import Real
 import numpy as np
 
 from ...errors import InvalidPairsError
-from .pairs import element_kind, is_a
+from .domains import element_kind, is_a
 
 
 def input_form(domain):

@@ -21,15 +21,11 @@ import math
 from fractions import Fraction
 
 from ...errors import InvalidPairsError
+from .domains import element_kind, is_a
+from .inputs import input_form, prepare
 from .records import describe, record_hints
 
 ATOM_SHIFT = -100  # the second atom pair sits here: a value away from zero, and negative
-
-
-def is_a(obj, class_name: str) -> bool:
-    """Whether obj's class or one of its bases is called class_name (no import of Tumult Core
-    needed to ask)."""
-    return any(klass.__name__ == class_name for klass in type(obj).__mro__)
 
 
 def as_fraction(d) -> Fraction:
@@ -40,15 +36,6 @@ def as_fraction(d) -> Fraction:
     except (TypeError, ValueError):
         from tmlt.core.utils.exact_number import ExactNumber
         return Fraction(ExactNumber(d).to_float(round_up=False))
-
-
-def element_kind(domain):
-    """int, float or str for a NumPy element domain, else None."""
-    for name, kind in (("NumpyIntegerDomain", int), ("NumpyFloatDomain", float),
-                       ("NumpyStringDomain", str)):
-        if is_a(domain, name):
-            return kind
-    return None
 
 
 def _float_within(x: float, d: Fraction) -> float:
@@ -151,7 +138,6 @@ def sizes_may_differ(domain, metric) -> bool:
     RootSumOfSquared compare records position by position and are infinite between sizes.
     Asked of the library, so that the size of a dataset is audited wherever its metric makes
     it private. False when the metric cannot measure the two: then datasets keep one size."""
-    from .inputs import input_form, prepare  # inputs.py imports this module
     probe = _empty_and_one_record(domain)
     if probe is None:
         return False
