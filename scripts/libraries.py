@@ -10,6 +10,7 @@ Usage: python scripts/libraries.py --out DIR [--only LIBRARY] [--seed 0] [--conf
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import sys
 import time
@@ -165,6 +166,51 @@ def not_flagged(rows: list[dict]) -> list[str]:
             + f"{reason}." for reason, cells in by_reason.items()]
 
 
+def dataset_size(value):
+    """The number of records of a pair's input as the census stores it (a list, a
+    {column: list} frame, a {key: value} map of partitions), or None for a single value."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return None
+    if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()):
+        return len(next(iter(value.values())))
+    return len(value) if isinstance(value, (list, tuple, dict)) else None
+
+
+def of_two_sizes(a, b) -> bool:
+    size_a, size_b = dataset_size(a), dataset_size(b)
+    return size_a is not None and size_b is not None and size_a != size_b
+
+
+def two_size_neighbours(rows: list[dict], checked: dict) -> list[str]:
+    """Where neighbours of two sizes were tried, where they are the witness, and the failures
+    of an own claim that rest on one (each with its check in the findings above)."""
+    tried = [r for r in rows if any(of_two_sizes(a, b) for a, b in r["pairs"])]
+    per_library = ", ".join(f"{lib} {sum(r['library'] == lib for r in tried)}"
+                            for lib in dict.fromkeys(r["library"] for r in rows))
+
+    def witness_of_two_sizes(cell):
+        witness = (cell.get("result") or {}).get("witness") or {}
+        return cell.get("verdict") == "violation" and of_two_sizes(witness.get("D"),
+                                                                   witness.get("D_prime"))
+    at_claim = [r for r in tried if witness_of_two_sizes(r.get("at_claim", {}))]
+    at_half = [r for r in tried if witness_of_two_sizes(r.get("at_half", {}))]
+    lines = [f"{len(tried)} of {len(rows)} cases are audited on at least one pair of neighbours of "
+             "two sizes (a record, unit or key added), where the library's domain and metric "
+             f"admit them ({per_library}; "
+             "docs/libraries.md says how each adapter decides). The violation's witness is a "
+             f"pair of two sizes in {len(at_half)} of the cases flagged at half their claim and "
+             f"in {len(at_claim)} at their own claim.", ""]
+    for r in at_claim:
+        status = "checked outside dpverify above" if r["constructor"] in checked else \
+            "not yet checked outside dpverify"
+        lines.append(f"- {r['library']} `{r['constructor']}` "
+                     f"({md_escape(r['configuration'])}): {status}.")
+    return lines + ([""] if at_claim else [])
+
+
 def write_markdown(path: Path, rows: list[dict], meta: dict, checked: dict) -> None:
     audited = [r for r in rows if "at_claim" in r]
     half_missed = [r for r in audited if r["at_half"]["verdict"] != "violation"]
@@ -187,6 +233,7 @@ def write_markdown(path: Path, rows: list[dict], meta: dict, checked: dict) -> N
             lines += [f"## {library}", ""] + library_table(own) + [""]
     lines += ["## Failures of the library's own claim", ""]
     lines += findings(rows, checked) or ["None found at this budget.", ""]
+    lines += ["## Neighbours of two sizes", ""] + two_size_neighbours(audited, checked)
     lines += ["## Not flagged at half the claim", ""]
     lines += not_flagged(half_missed) or ["None."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
