@@ -61,7 +61,8 @@ def pytest_addoption(parser):
         group.addoption(option.plugin.flag, **option.plugin.settings, help=option.plugin_help,
                         default=list(default) if isinstance(default, tuple) else default)
     parser.addini(OPTIONS["paths"].plugin.ini, type="paths", default=[], help=PLUGIN_INI_HELP)
-    parser.addini(OPTIONS["confirm"].plugin.ini, type="bool", default=False,
+    # default None: an ini file that does not set it leaves the choice to the environment
+    parser.addini(OPTIONS["confirm"].plugin.ini, type="bool", default=None,
                   help=OPTIONS["confirm"].help)
 
 
@@ -86,10 +87,11 @@ class _Settings:
         self.confidence = opt.dpverify_confidence
         self.jobs = opt.dpverify_jobs
         self.budget = opt.dpverify_budget
-        ini = OPTIONS["confirm"].plugin.ini
+        # a bool when the ini file sets it; unset, getini gives the default None (pytest 7:
+        # an empty list)
+        configured = config.getini(OPTIONS["confirm"].plugin.ini)
         self.confirm = confirm_requested(opt.dpverify_confirm, "plugin",
-                                         config.getini(ini) if config.inicfg.get(ini) is not None
-                                         else None)
+                                         configured if isinstance(configured, bool) else None)
         given = {"seed": self.seed, "samples": opt.dpverify_samples,
                  "confidence": self.confidence, "jobs": self.jobs, "budget": self.budget}
         try:
