@@ -12,8 +12,9 @@ Core's module-level generator). Import the one you need:
 (dpverify.fdp), and `opendp.from_measurement(..., whole_profile=True)` an OpenDP
 measurement's whole privacy profile.
 
-Each needs its library installed: ``pip install 'dpverify[libraries]'``. The libraries are
-imported on first use (`require_opendp`, `require_diffprivlib`, `require_pydp`,
+Each needs its library installed: ``pip install 'dpverify[libraries]'``, and Tumult Core's
+``pip install 'dpverify[tumult]'`` (it pins numpy < 2, which diffprivlib 0.6.6 refuses, so it
+goes in an environment of its own). The libraries are imported on first use (`require_opendp`, `require_diffprivlib`, `require_pydp`,
 `require_pipelinedp`, `require_tumult`), never when an adapter is imported.
 """
 
@@ -22,14 +23,14 @@ import importlib
 from ..errors import DpVerifyError
 
 
-def require(module: str, adapter: str, needs: str):
+def require(module: str, adapter: str, needs: str, extra: str = "libraries"):
     """Import a library module for an adapter, or raise a DpVerifyError naming the adapter,
     the versions it needs and the extra that installs them."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         raise DpVerifyError(f"dpverify.libraries.{adapter} needs {needs}: "
-                            f"pip install 'dpverify[libraries]' ({exc})") from None
+                            f"pip install 'dpverify[{extra}]' ({exc})") from None
 
 
 def require_opendp():
@@ -56,4 +57,4 @@ def require_pipelinedp():
 def require_tumult():
     """Import Tumult Core (`tmlt.core`), or raise a DpVerifyError saying how to install it."""
     return require("tmlt.core", "tumult", "tmlt.core 0.20 (which needs numpy < 2 on Python "
-                   "3.11)")
+                   "3.11)", extra="tumult")
