@@ -14,8 +14,9 @@ measurement's whole privacy profile.
 
 Each needs its library installed: ``pip install 'dpverify[libraries]'``, and Tumult Core's
 ``pip install 'dpverify[tumult]'`` (it pins numpy < 2, which diffprivlib 0.6.6 refuses, so it
-goes in an environment of its own). The libraries are imported on first use (`require_opendp`, `require_diffprivlib`, `require_pydp`,
-`require_pipelinedp`, `require_tumult`), never when an adapter is imported.
+goes in an environment of its own). The libraries are imported on first use
+(`require_opendp`, `require_diffprivlib`, `require_pydp`, `require_pipelinedp`,
+`require_tumult`), never when an adapter is imported.
 """
 
 import importlib
