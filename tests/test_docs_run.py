@@ -27,7 +27,7 @@ BLOCK = re.compile(r"(<!-- (?:fragment|output varies) -->[ \t]*\n)?```python\n(.
 SECONDS = re.compile(r"\d[\d,.]* s\b")
 # optional libraries a block may import, absent where their adapters' environment is not
 OPTIONAL = ("opendp", "diffprivlib", "pydp", "pipeline_dp", "tmlt", "dp_accounting",
-            "distributed")
+            "distributed", "torch", "opacus")
 
 
 def _blocks():

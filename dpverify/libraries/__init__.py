@@ -4,15 +4,16 @@ Each adapter reads the privacy claim from the library object itself, builds neig
 from what the library says about its inputs, and declares where the noise comes from:
 `randomness="own"` when the library's generator cannot be seeded (OpenDP, Google's DP library
 `pydp`, PipelineDP), the engine's `rng` when it can (diffprivlib's `random_state`, Tumult
-Core's module-level generator). Import the one you need:
+Core's module-level generator, Opacus's noise and batch-sampler generators). Import the one you need:
 
-    from dpverify.libraries import opendp, diffprivlib, pydp, pipelinedp, tumult
+    from dpverify.libraries import opendp, diffprivlib, pydp, pipelinedp, tumult, opacus
 
 `accountants` reads privacy accountants' curves (Google's dp_accounting) as curve claims
 (dpverify.fdp), and `opendp.from_measurement(..., whole_profile=True)` an OpenDP
 measurement's whole privacy profile.
 
-Each needs its library installed: ``pip install 'dpverify[libraries]'``, and Tumult Core's
+Each needs its library installed: ``pip install 'dpverify[libraries]'`` (Opacus alone:
+``pip install 'dpverify[opacus]'``, which pins torch 2.13.0), and Tumult Core's
 ``pip install 'dpverify[tumult]'`` (it pins numpy < 2, which diffprivlib 0.6.6 refuses, so it
 goes in an environment of its own). The libraries are imported on first use
 (`require_opendp`, `require_diffprivlib`, `require_pydp`, `require_pipelinedp`,
