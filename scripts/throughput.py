@@ -7,7 +7,14 @@ values; diffprivlib's scalar Laplace on 1 and 2 loky workers and one mechanism o
 adapter on 2, each against a bare loop of the library's call. Writes DIR/throughput.json and
 DIR/throughput.md; how to read them: docs/results.md.
 
-Usage: python scripts/throughput.py --out DIR [--samples N] [--render-only]   (N = 2**23)
+An Opacus section (where opacus is installed: `python -m nox -s opacus` makes such a venv):
+trainings of two small models through `make_private`, K at once in one Opacus training
+(dpverify.libraries.opacus, batched) against a loop of single trainings, on one thread, and a
+default audit of a correct configuration on two cores. `--only opacus` measures that section
+alone and keeps the rest of DIR/throughput.json.
+
+Usage: python scripts/throughput.py --out DIR [--samples N] [--render-only | --only opacus]
+       (N = 2**23)
 """
 from __future__ import annotations
 
@@ -250,6 +257,90 @@ def batched_rows(n: int) -> tuple[list[dict], bool | None]:
     return rows, all_but_seconds(results["dask"]) == all_but_seconds(results[1])
 
 
+THEORY_COPIES = "../docs/theory.md#71-many-dp-sgd-trainings-in-one-opacus-training"
+OPACUS_RUNS = 2048  # trainings per batched measurement (the loop's: a quarter of it)
+
+
+def _opacus_models():
+    """(name, model factory, inputs, targets): a 2-parameter linear regression and a
+    13-parameter MLP, on 38 examples (batches of 4: 10 steps an epoch)."""
+    import torch
+    rng = np.random.default_rng(7)
+    x1 = rng.normal(size=(38, 1)).astype(np.float32)
+    x2 = rng.normal(size=(38, 2)).astype(np.float32)
+    y = rng.normal(size=(38, 1)).astype(np.float32)
+    return [("Linear(1, 1)", lambda: torch.nn.Linear(1, 1), x1, y),
+            ("Linear(2, 3), Tanh, Linear(3, 1)", lambda: torch.nn.Sequential(
+                torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1)), x2, y)]
+
+
+def _opacus_training(model, x, y, **kwargs):
+    import torch
+    from dpverify.libraries.opacus import from_training
+    return from_training(model, lambda p: torch.optim.SGD(p, lr=0.5), torch.nn.MSELoss(), x, y,
+                         batch_size=4, noise_multiplier=1.0, max_grad_norm=1.0, **kwargs)
+
+
+def opacus_section() -> dict:
+    """Batched against single trainings of the same model on one thread (one run, so the
+    ratios compare), and the adapter's default audit of a correct training on two cores."""
+    import opacus
+    import torch
+    torch.set_num_threads(1)
+    rows = []
+    for name, model, x, y in _opacus_models():
+        mech = _opacus_training(model, x, y)
+        runner, data = mech.fn, mech.pairs[0][0]
+        runner(data, np.random.default_rng(0), runner.copies)   # first-use costs
+        started = time.perf_counter()
+        runner(data, np.random.default_rng(1), OPACUS_RUNS)
+        batched = (time.perf_counter() - started) / OPACUS_RUNS
+        runner.batched = False
+        started = time.perf_counter()
+        runner(data, np.random.default_rng(2), OPACUS_RUNS // 4)
+        single = (time.perf_counter() - started) / (OPACUS_RUNS // 4)
+        rows.append({"model": name, "parameters": runner.parameters, "copies": runner.copies,
+                     "steps": runner.steps, "single_ms": 1e3 * single,
+                     "batched_ms": 1e3 * batched, "speedup": single / batched})
+    torch.set_num_threads(2)
+    name, model, x, y = _opacus_models()[0]
+    mech = _opacus_training(model, x, y)
+    started = time.perf_counter()
+    result = dpverify.audit(mech, seed=0, n_jobs=2)
+    audit = {"model": name, "mechanism": mech.name, "claim": mech.epsilon,
+             "delta": mech.delta, "verdict": result.outcome, "bound": result.epsilon_lower_bound,
+             "resolution": result.resolution, "runs": result.samples,
+             "seconds": time.perf_counter() - started}
+    return {"rows": rows, "audit": audit, "torch": torch.__version__,
+            "opacus": opacus.__version__, "numpy": np.__version__, "cpu_model": cpu_model(),
+            "measured": time.strftime("%Y-%m-%d")}
+
+
+def opacus_lines(section: dict | None) -> list[str]:
+    """The Opacus section of throughput.md."""
+    lines = ["", "## Opacus: many trainings in one", ""]
+    if not section:
+        return lines + ["Not measured here (opacus is not installed: `python -m nox -s opacus` "
+                        "makes a venv that has it)."]
+    lines += [f"Opacus {section['opacus']}, torch {section['torch']}, numpy {section['numpy']}; "
+              f"measured on {section['measured']} ({section['cpu_model']}). One epoch through "
+              "`make_private` (Poisson batches of 4 from 38 examples, σ = 1, clip 1, SGD), one "
+              "torch thread: a loop of single trainings as a user's code runs them, against K "
+              "trainings in one Opacus training (`dpverify.libraries.opacus`, "
+              f"[theory.md §7.1]({THEORY_COPIES})).", ""]
+    lines += table(["model", "parameters", "steps", "K per call", "ms a single training",
+                    "ms a training, batched", "speed-up"],
+                   [[r["model"], r["parameters"], r["steps"], r["copies"],
+                     f"{r['single_ms']:.2f}", f"{r['batched_ms']:.3f}", f"{r['speedup']:.1f}×"]
+                    for r in section["rows"]], align="lrrrrrr")
+    a = section["audit"]
+    lines += ["", f"The adapter's default audit of the {a['model']} regression (its trained "
+              f"parameters) at Opacus's claim ε = {a['claim']:.4g} at δ = {a['delta']:g}, on two cores: "
+              f"**{a['verdict']}**, certified ε ≥ {a['bound']:.3g}, resolution {a['resolution']:.3g}, "
+              f"{a['runs']:,} trainings in {a['seconds']:.0f} s."]
+    return lines
+
+
 def rate_table(rows: list[dict], ratio: str, ratio_header: str) -> list[str]:
     """The batched or the scalar section's table; `ratio`: the last column's key."""
     header = ["setting", "seconds", "mechanism runs", "runs per second", ratio_header]
@@ -324,6 +415,7 @@ def render(doc: dict) -> str:
         "share × bare µs (slowed by a second loop) / µs a run in a worker.", ""]
     lines += adapter_table(doc["adapter_rows"]) + [""]
     lines += [where_time_goes(r) for r in doc["adapter_rows"] if "error" not in r]
+    lines += opacus_lines(doc.get("opacus"))
     return "\n".join(lines) + "\n"
 
 
@@ -333,8 +425,14 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=int, default=1 << 23)
     parser.add_argument("--render-only", action="store_true",
                         help="measure nothing: write throughput.md from OUT/throughput.json")
+    parser.add_argument("--only", choices=["opacus"],
+                        help="measure this section alone, keep the rest of OUT/throughput.json")
     args = parser.parse_args(argv)
-    if not args.render_only:
+    if args.only == "opacus":
+        doc = read_json(args.out / "throughput.json")
+        doc["opacus"] = opacus_section()
+        write_json(args.out / "throughput.json", doc)
+    elif not args.render_only:
         rows, same = batched_rows(args.samples)
         args.out.mkdir(parents=True, exist_ok=True)
         scalar, scalar_meta, scalar_adapter = scalar_rows()
@@ -343,8 +441,13 @@ def main(argv=None) -> int:
         meta = {"samples": args.samples, "cpu_count": os.cpu_count(), "cpu_model": cpu_model(),
                 "numpy": np.__version__, "dask": package_version("dask"),
                 "dask_result_identical_to_local": same, **scalar_meta}
+        try:
+            opacus = opacus_section()
+        except ImportError:   # not installed here: the report says so
+            opacus = None
         write_json(args.out / "throughput.json", {"rows": rows, "scalar_rows": scalar,
-                                                  "adapter_rows": adapters, "meta": meta})
+                                                  "adapter_rows": adapters, "meta": meta,
+                                                  "opacus": opacus})
     markdown = render(read_json(args.out / "throughput.json"))
     (args.out / "throughput.md").write_text(markdown, encoding="utf-8")
     print(markdown, end="")
