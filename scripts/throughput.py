@@ -335,9 +335,9 @@ def opacus_lines(section: dict | None) -> list[str]:
                     for r in section["rows"]], align="lrrrrrr")
     a = section["audit"]
     lines += ["", f"The adapter's default audit of the {a['model']} regression (its trained "
-              f"parameters) at Opacus's claim ε = {a['claim']:.4g} at δ = {a['delta']:g}, on two cores: "
-              f"**{a['verdict']}**, certified ε ≥ {a['bound']:.3g}, resolution {a['resolution']:.3g}, "
-              f"{a['runs']:,} trainings in {a['seconds']:.0f} s."]
+              f"parameters) at Opacus's claim ε = {a['claim']:.4g} at δ = {a['delta']:g}, on "
+              f"two cores: **{a['verdict']}**, certified ε ≥ {a['bound']:.3g}, resolution "
+              f"{a['resolution']:.3g}, {a['runs']:,} trainings in {a['seconds']:.0f} s."]
     return lines
 
 

@@ -108,9 +108,10 @@ def from_training(model, optimizer, criterion, inputs, targets, *, batch_size: i
     with shuffle=True / False and poisson_sampling=False). make_private: further arguments
     (clipping="per_layer", loss_reduction="sum", grad_sample_mode=...).
     corner: which neighbours (pairs.CORNERS; "user": a canary added to the dataset, its last
-    example removed); canary: (input, target) of the added example; pairs: [(D, D2), ...] as
-    Examples instead. output: "last" or "trajectory". delta: the δ the claim is read at
-    (default target_delta, else 1e-5). batched=False trains one model per run.
+    example removed); canary: (input, target) of the added example; pairs: [(D, D2), ...] of
+    `as_examples(inputs, targets, label)` instead. output: "last", "trajectory" or "updates".
+    delta: the δ the claim is read at (default target_delta, else 1e-5). batched=False trains
+    one model per run.
     """
     require_opacus()
     spec = Training(model=model, optimizer=optimizer, criterion=criterion,
@@ -123,7 +124,9 @@ def from_training(model, optimizer, criterion, inputs, targets, *, batch_size: i
     if delta <= 0:
         raise DpVerifyError("delta must be > 0: Opacus's accountants report ε at a δ > 0")
     data = as_examples(inputs, targets)
-    if pairs is None:
+    if pairs is not None:
+        corner = "the given pairs"
+    else:
         found = corner_pairs(spec, data, canary)
         if corner not in found:
             raise InvalidPairsError(f"corner must be one of {', '.join(found)} for this "

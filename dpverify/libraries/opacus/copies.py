@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from .training import (Examples, Training, flat_parameters, make_private, output_of, run_loop,
-                       seed_sampler, tensors, torch_generator, user_loader)
+from .training import (Examples, Training, make_private, output_of, run_loop, seed_sampler,
+                       tensors, torch_generator)
 
 # per-sample gradients are K·B × K × P floats a step (B the batch, P the model's parameters):
 # copies per call keep that near 2^19 (K = 100 for a 13-parameter MLP in batches of 4, 256 for
@@ -161,18 +161,6 @@ def copies_loader(training: Training, rows: Rows, n: int, k: int, generator):
     return DataLoader(rows, batch_sampler=batches, collate_fn=Rows.collate)
 
 
-def expected_batch_size(training: Training, examples: Examples):
-    """What Opacus divides the noisy sum by on the user's dataset (make_private's own figure)."""
-    from torch.utils.data import TensorDataset
-    import torch
-    from .training import fresh_model, initial_state
-    module = fresh_model(training, initial_state(training))
-    loader = user_loader(training, TensorDataset(*tensors(examples)), torch.Generator())
-    _, _, optimizer, _, _ = make_private(training, module, training.optimizer(module.parameters()),
-                                         loader, torch.Generator())
-    return optimizer.expected_batch_size
-
-
 def train_copies(training: Training, state: dict, examples: Examples, k: int, divisor,
                  rng) -> np.ndarray:
     """K independent trainings of `examples` in one Opacus training; outputs (K, ...), each
@@ -211,5 +199,5 @@ def _stacked_parameters(module, k: int) -> np.ndarray:
                          dim=1).double().numpy()
 
 
-__all__ = ["copies_per_call", "supports", "train_copies", "expected_batch_size", "CopyBatches",
-           "Rows", "flat_parameters", "GRADIENT_FLOATS", "MAX_COPIES"]
+__all__ = ["copies_per_call", "supports", "train_copies", "CopyBatches", "Rows",
+           "GRADIENT_FLOATS", "MAX_COPIES"]
