@@ -182,6 +182,21 @@ def test_same_seed_same_trainings_in_any_thread():
     assert not np.array_equal(alone[0], alone[1])
 
 
+def test_ghost_clipping_trains_one_by_one_and_threads_keep_their_own_loss():
+    """Ghost clipping needs Opacus's own layers (no stacked copies); it switches its loss
+    module's reduction while it runs, so two threads must not share one."""
+    from concurrent.futures import ThreadPoolExecutor
+    mech = from_training(linear, sgd, torch.nn.MSELoss(), X, Y, batch_size=4,
+                         noise_multiplier=1.0, grad_sample_mode="ghost")
+    assert not mech.fn.batched
+    data = mech.pairs[0][0]
+    alone = [mech.fn(data, np.random.default_rng(seed), 30) for seed in (3, 4)]
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda seed: mech.fn(data, np.random.default_rng(seed), 30),
+                                 (3, 4)))
+    assert all(np.array_equal(a, b) for a, b in zip(alone, together))
+
+
 # a gradient canary: with L1 loss and a target far below, an example's gradient is its input
 # (clipped to norm 1), whatever the parameters; the other examples have gradient 0 (input 0)
 def gradient_canary_training(noise, **kwargs):

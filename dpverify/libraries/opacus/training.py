@@ -9,6 +9,7 @@ from two torch generators (the batch sampler's and the noise's), seeded from the
 """
 from __future__ import annotations
 
+import copy
 import logging
 import warnings
 from dataclasses import dataclass, field
@@ -201,16 +202,22 @@ def make_private(training: Training, module, optimizer, loader, noise_generator)
                   max_grad_norm=training.max_grad_norm,
                   poisson_sampling=training.loader == "poisson",
                   noise_generator=noise_generator, **training.private)
+    # each training its own loss module: Opacus's ghost clipping sets its reduction to "none"
+    # while it computes per-sample losses, which another thread's training would then see
+    criterion = copy.deepcopy(training.criterion)
     if "ghost" in training.private.get("grad_sample_mode", "hooks"):
-        common["criterion"] = training.criterion
+        common["criterion"] = criterion
     if training.target_epsilon is None:
         made = engine.make_private(noise_multiplier=training.noise_multiplier, **common)
     else:
         made = engine.make_private_with_epsilon(
             target_epsilon=training.target_epsilon, target_delta=training.target_delta,
             epochs=training.epochs, **common)
-    criterion = made[3] if len(made) == 4 else training.criterion
-    return engine, made[0], made[1], made[2], criterion
+    if len(made) == 4:   # ghost clipping: (module, optimizer, its criterion, loader)
+        module, optimizer, criterion, loader = made
+    else:
+        module, optimizer, loader = made
+    return engine, module, optimizer, loader, criterion
 
 
 def seed_sampler(loader, generator) -> None:
