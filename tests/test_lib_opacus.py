@@ -70,6 +70,9 @@ def test_make_private_with_epsilon_is_read_through_opacus():
     assert mech.epsilon == pytest.approx(direct_epsilon("rdp", 1e-5, noise=sigma, epochs=2),
                                          rel=1e-9)
     assert mech.epsilon <= 2.0
+    # the runs train through make_private at the σ make_private_with_epsilon chose
+    sampled = mech.fn.sampled[mech.pairs[0][0]]
+    assert sampled.target_epsilon is None and sampled.noise_multiplier == pytest.approx(sigma)
 
 
 def test_every_corner_adds_or_removes_exactly_one_example():

@@ -34,6 +34,8 @@ run one by one.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...errors import DpVerifyError, InvalidPairsError
@@ -56,6 +58,11 @@ class Trainings:
     def __init__(self, training: Training, state: dict, readings: dict, batched: bool,
                  parameters: int):
         self.training, self.state, self.readings = training, state, readings
+        # make_private_with_epsilon searches its noise multiplier on every call (about a
+        # second with the PRV accountant); the runs train with the σ it chose for each
+        # dataset through make_private, which is what make_private_with_epsilon calls
+        self.sampled = {data: _with_noise(training, reading) for data, reading in
+                        readings.items()}
         self.batched = batched
         self.parameters = parameters
         self.copies = copies_per_call(training, parameters)
@@ -70,17 +77,17 @@ class Trainings:
         if reading is None:
             raise InvalidPairsError(f"{data!r} is not a dataset of this mechanism's pairs "
                                     "(its claim was read on those only)")
+        training = self.sampled[data]
         if self.batched:
             rows, done = [], 0
             while done < size:
                 k = min(self.copies, size - done)
-                rows.append(train_copies(self.training, self.state, data, k,
+                rows.append(train_copies(training, self.state, data, k,
                                          reading.expected_batch_size, rng))
                 done += k
             out = np.concatenate(rows)
         else:
-            out = np.stack([train_once(self.training, self.state, data, rng)
-                            for _ in range(size)])
+            out = np.stack([train_once(training, self.state, data, rng) for _ in range(size)])
         return self._padded(out)
 
     def _padded(self, out: np.ndarray) -> np.ndarray:
@@ -92,6 +99,14 @@ class Trainings:
         last = out[:, -self.parameters:] if self.training.output == "trajectory" else \
             np.zeros((len(out), self.parameters))
         return np.concatenate([out] + [last] * missing, axis=1)
+
+
+def _with_noise(training: Training, reading: Reading) -> Training:
+    """The training with make_private_with_epsilon's choice of σ given to make_private."""
+    if training.target_epsilon is None:
+        return training
+    return dataclasses.replace(training, noise_multiplier=reading.noise_multiplier,
+                               target_epsilon=None, target_delta=None)
 
 
 def from_training(model, optimizer, criterion, inputs, targets, *, batch_size: int,
