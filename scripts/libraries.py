@@ -1,8 +1,12 @@
 """Census of the DP libraries people ship: the public mechanisms of OpenDP, diffprivlib,
-python-dp, PipelineDP and Tumult Core (scripts/_census_*.py) through their adapters, each
-audited at its claim at confidence 1 − (1 − C)/N for N cases (Bonferroni) and at half its claim
-at C. Writes DIR/libraries.json and DIR/libraries.md; how to read them: docs/libraries.md,
-"The census of all five libraries".
+python-dp, PipelineDP and Tumult Core, and Opacus trainings (scripts/_census_*.py) through
+their adapters, each audited at its claim at confidence 1 − (1 − C)/N for N cases (Bonferroni)
+and at half its claim at C. Writes DIR/libraries.json and DIR/libraries.md; how to read them:
+docs/libraries.md, "The census of the DP libraries".
+
+No environment holds all six (Tumult Core pins sympy < 1.13, torch 2.13 needs sympy
+>= 1.13.3): run the census where the first five are, then `--only opacus` where Opacus is; a
+census module that cannot be imported keeps its rows from DIR/libraries.json.
 
 Usage: python scripts/libraries.py --out DIR [--only LIBRARY] [--seed 0] [--confidence 0.95]
                                    [--render-only]
@@ -12,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -23,11 +28,12 @@ from dpverify.errors import DpVerifyError
 from _machine import machine_meta, package_version
 
 LIBRARIES = {"opendp": "_census_opendp", "diffprivlib": "_census_diffprivlib",
-             "pydp": "_census_pydp", "pipelinedp": "_census_pipelinedp", "tumult": "_census_tumult"}
-DOCS = "[docs/libraries.md](../docs/libraries.md#the-census-of-all-five-libraries)"
+             "pydp": "_census_pydp", "pipelinedp": "_census_pipelinedp", "tumult": "_census_tumult",
+             "opacus": "_census_opacus"}
+DOCS = "[docs/libraries.md](../docs/libraries.md#the-census-of-the-dp-libraries)"
 # the PyPI distribution each census reads its version from
 DISTRIBUTIONS = {"opendp": "opendp", "diffprivlib": "diffprivlib", "pydp": "python-dp",
-                 "pipelinedp": "pipeline-dp", "tumult": "tmlt.core"}
+                 "pipelinedp": "pipeline-dp", "tumult": "tmlt.core", "opacus": "opacus"}
 
 
 def claim_and_half(mech) -> tuple[dict, dict]:
@@ -168,12 +174,18 @@ def not_flagged(rows: list[dict]) -> list[str]:
 
 def dataset_size(value):
     """The number of records of a pair's input as the census stores it (a list, a
-    {column: list} frame, a {key: value} map of partitions), or None for a single value."""
+    {column: list} frame, a {key: value} map of partitions, an Opacus dataset's repr "<...: N
+    examples>"), or None for a single value."""
     if isinstance(value, str):
+        examples = re.search(r": (\d+) examples>$", value)
+        if examples:
+            return int(examples.group(1))
         try:
             value = ast.literal_eval(value)
         except (ValueError, SyntaxError):
             return None
+    if isinstance(value, dict) and isinstance(value.get("inputs"), list):   # Opacus Examples
+        return len(value["inputs"])
     if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()):
         return len(next(iter(value.values())))
     return len(value) if isinstance(value, (list, tuple, dict)) else None
@@ -218,13 +230,11 @@ def write_markdown(path: Path, rows: list[dict], meta: dict, checked: dict) -> N
     lines = ["# Census of DP libraries", "",
              machine_line(meta) + " Libraries: " + ", ".join(
                  f"{lib} {v}" for lib, v in meta["libraries"].items())
-             + f". Seed {meta['seed']}; total {meta['seconds']:.0f} s.", "",
+             + f". Seed {meta['seed']}; total {meta['seconds']:.0f} s." + numpy_note(meta), "",
              f"{len(audited)} cases audited at their own claim and at half of it: {len(failed)} "
              f"fail their own claim, {len(audited) - len(half_missed)} of {len(audited)} are "
-             f"flagged at half their claim. The audits at the claim run at confidence "
-             f"{meta['confidence_at_claim']:.5f} each (at most {1 - meta['confidence']:.2g} "
-             "chance over the census of listing a correct case as failing), those at half the "
-             f"claim at {meta['confidence']:g}. Bold: what a correct, tightly claimed mechanism "
+             f"flagged at half their claim. {claim_confidence(meta, rows)} Those at half the "
+             f"claim run at {meta['confidence']:g}. Bold: what a correct, tightly claimed mechanism "
              "should not show (a violation at its claim, a pass at half of it). How to read this "
              f"report: {DOCS}.", ""]
     for library in meta["libraries"]:
@@ -237,6 +247,41 @@ def write_markdown(path: Path, rows: list[dict], meta: dict, checked: dict) -> N
     lines += ["## Not flagged at half the claim", ""]
     lines += not_flagged(half_missed) or ["None."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def claim_confidence(meta: dict, rows: list[dict]) -> str:
+    """The audits at the claim: their confidence, and the chance over the census of listing a
+    correct case as failing (Bonferroni). Libraries added to a census later, at the confidence
+    of the larger census, are listed with theirs, and the union bound adds their share."""
+    by_library = meta.get("confidence_at_claim_by_library")
+    if not by_library:
+        return (f"The audits at the claim run at confidence {meta['confidence_at_claim']:.5f} "
+                f"each (at most {1 - meta['confidence']:.2g} chance over the census of listing "
+                "a correct case as failing).")
+    groups: dict = {}
+    for library, level in by_library.items():
+        groups.setdefault(level, []).append(library)
+    counts = {level: sum(r["library"] in libs for r in rows) for level, libs in groups.items()}
+    total = sum(n * (1 - level) for level, n in counts.items())
+    parts = [f"{level:.5f} for the {counts[level]} cases of {', '.join(libs)}"
+             for level, libs in groups.items()]
+    return (f"The audits at the claim run at confidence {'; '.join(parts)} (the later ones as "
+            f"if the census had had {len(rows)} cases from the start), so the chance over the "
+            f"census of listing a correct case as failing is at most {total:.3f}.")
+
+
+def numpy_note(meta: dict) -> str:
+    """Which numpy each library's rows ran on, when not all the same (no environment holds
+    every library: the census runs in two)."""
+    by_numpy: dict = {}
+    for library, version in meta.get("numpy_by_library", {}).items():
+        by_numpy.setdefault(version, []).append(library)
+    later = "".join(f" The {library} rows were audited on {date}."
+                    for library, date in meta.get("added_later", {}).items())
+    if len(by_numpy) < 2:
+        return later
+    return " Rows audited on " + "; ".join(f"numpy {v}: {', '.join(libs)}"
+                                          for v, libs in by_numpy.items()) + "." + later
 
 
 def attach_notes(rows: list[dict], notes: dict) -> list[dict]:
@@ -263,7 +308,7 @@ def parse_args(argv=None):
 
 
 def previous_rows(path: Path, per_case: float, seed: int) -> tuple[list[dict], dict]:
-    """Rows and per-library seconds of an earlier census at the same seed and case count."""
+    """Rows and meta of an earlier census at the same seed and case count."""
     if not path.exists():
         return [], {}
     document = read_json(path)
@@ -272,13 +317,13 @@ def previous_rows(path: Path, per_case: float, seed: int) -> tuple[list[dict], d
         print(f"{path}: an earlier census at another seed or number of cases; its rows are "
               "dropped", flush=True)
         return [], {}
-    return document["rows"], meta.get("seconds_by_library", {})
+    return document["rows"], meta
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    censuses = {library: importlib.import_module(module) for library, module in LIBRARIES.items()}
+    censuses = importable_censuses(args)
     versions = {library: package_version(DISTRIBUTIONS[library]) for library in LIBRARIES}
     notes, checked = {}, {}
     for census in censuses.values():
@@ -294,15 +339,51 @@ def main(argv=None) -> int:
     return 0
 
 
+def importable_censuses(args) -> dict:
+    """The census modules this environment can import. No environment holds every library
+    (Tumult Core pins sympy < 1.13, torch 2.13 needs sympy >= 1.13.3): with --only, a census
+    that cannot be imported keeps its rows from OUT/libraries.json, which also give its number
+    of cases; otherwise every one must import."""
+    censuses = {}
+    for library, module in LIBRARIES.items():
+        try:
+            censuses[library] = importlib.import_module(module)
+        except ImportError as exc:
+            if not args.only or args.only == library:
+                raise SystemExit(f"the {library} census needs its library here ({exc}); "
+                                 f"run it with --only {library} in an environment that has it")
+            print(f"{library}: not importable here ({exc}); its rows are kept", flush=True)
+    return censuses
+
+
+def case_counts(censuses: dict, json_path: Path) -> dict:
+    """Cases per library: a census's own, or for one not importable here, its rows in the
+    earlier census."""
+    counts = {library: len(module.cases()) for library, module in censuses.items()}
+    if len(counts) < len(LIBRARIES):
+        earlier = read_json(json_path)["rows"] if json_path.exists() else []
+        for library in LIBRARIES:
+            counts.setdefault(library, sum(r["library"] == library for r in earlier))
+    return counts
+
+
 def audit_census(args, censuses: dict, versions: dict, notes: dict) -> dict:
     """The JSON document: every case audited (with --only, one library's; the rest kept)."""
     json_path = args.out / "libraries.json"
     # the correction counts every case of the census, also when --only audits one library
     cases = [(library, case) for library, module in censuses.items() for case in module.cases()]
-    per_case = 1 - (1 - args.confidence) / len(cases)
-    kept, seconds = previous_rows(json_path, per_case, args.seed) if args.only else ([], {})
-    print(f"{len(cases)} cases of {versions}; audits at the claim at confidence {per_case:.5f}",
-          flush=True)
+    per_case = 1 - (1 - args.confidence) / sum(case_counts(censuses, json_path).values())
+    kept, earlier = previous_rows(json_path, per_case, args.seed) if args.only else ([], {})
+    seconds = dict(earlier.get("seconds_by_library", {}))
+    # with --only, the other libraries' versions and numpy are those their kept rows had
+    ran = [args.only] if args.only else list(LIBRARIES)
+    versions = {lib: versions[lib] if lib in ran else earlier.get("libraries", {}).get(lib)
+                for lib in LIBRARIES}
+    numpy_by_library = {lib: earlier.get("numpy_by_library", {}).get(lib, earlier.get("numpy"))
+                        for lib in LIBRARIES if lib in seconds}
+    numpy_by_library.update({lib: machine_meta()["numpy"] for lib in ran})
+    print(f"{len(cases)} cases here of {versions}; audits at the claim at confidence "
+          f"{per_case:.5f}", flush=True)
     rows = {library: [r for r in kept if r["library"] == library] for library in LIBRARIES}
     for library in [args.only] if args.only else LIBRARIES:
         started = time.perf_counter()
@@ -313,7 +394,8 @@ def audit_census(args, censuses: dict, versions: dict, notes: dict) -> dict:
     rows = attach_notes([r for library in LIBRARIES for r in rows[library]], notes)
     meta = {**machine_meta(), "libraries": versions, "seed": args.seed,
             "confidence": args.confidence, "confidence_at_claim": per_case,
-            "seconds_by_library": seconds, "seconds": sum(seconds.values())}
+            "seconds_by_library": seconds, "seconds": sum(seconds.values()),
+            "numpy_by_library": numpy_by_library}
     return {"rows": rows, "meta": meta}
 
 
