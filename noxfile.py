@@ -43,7 +43,9 @@ def docs_blocks(module: str) -> list[str]:
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = path.read_text(encoding="utf-8")
         for match in DOCS_BLOCK.finditer(text):
-            if re.search(rf"^\s*(?:from|import)\s+{module}\b", match.group(2), re.M):
+            # `from M ...`, or an import line naming M (`import numpy as np, torch`)
+            if re.search(rf"^\s*(?:from\s+{module}\b|import\b[^\n]*\b{module}\b)",
+                         match.group(2), re.M):
                 line = text[:match.start(2)].count("\n") + 1
                 ids.append(f"{DOCS_TEST}[{path.relative_to(ROOT).as_posix()}:{line}]")
     return ids
