@@ -175,9 +175,7 @@ def _mechanism(spec: Training, pairs, delta: float, batched: bool, label: str) -
         for d in pair:
             if d not in readings:
                 readings[d] = _read(spec, state, d, delta, label)
-    if batched:
-        why = next((supports(spec, d) for d in readings if supports(spec, d)), None)
-        batched = why is None
+    batched = batched and all(supports(spec, d) is None for d in readings)
     parameters = sum(int(np.prod(p.shape)) for p in state.values())
     runner = Trainings(spec, state, readings, batched, parameters)
     epsilon = max(r.epsilon for r in readings.values())

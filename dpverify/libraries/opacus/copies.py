@@ -26,12 +26,13 @@ tests/test_lib_opacus.py compares batched with single trainings (same law, two-s
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from .training import (Examples, Training, make_private, output_of, run_loop, seed_sampler,
-                       tensors, torch_generator)
+from .training import (Examples, Training, make_private, recorded_run, seed_sampler, tensors,
+                       torch_generator)
 
 # per-sample gradients are K·B × K × P floats a step (B the batch, P the model's parameters):
 # copies per call keep that near 2^19 (K = 100 for a 13-parameter MLP in batches of 4, 256 for
@@ -59,12 +60,9 @@ def supports(training: Training, examples: Examples) -> str | None:
     return None
 
 
+@functools.cache
 def _copies_class():
     """`Copies` (defined on first use, so that importing the adapter does not import torch)."""
-    global Copies
-    if "Copies" in globals():
-        return Copies
-    import torch
     from torch import nn
     from torch.func import functional_call, vmap
 
@@ -97,8 +95,6 @@ def _copies_class():
                 return functional_call(self._template[0], params, (x.unsqueeze(0),)).squeeze(0)
             return vmap(one)(chosen, inputs)
 
-    globals()["Copies"] = Copies
-    del torch
     return Copies
 
 
@@ -180,15 +176,8 @@ def train_copies(training: Training, state: dict, examples: Examples, k: int, di
                                                             loader, noise_generator)
     optimizer.expected_batch_size = divisor
     seed_sampler(loader, loader_generator)
-    steps = [_stacked_parameters(module, k)]
-
-    def record():
-        if training.output != "last":
-            steps.append(_stacked_parameters(module, k))
-    run_loop(training, private, optimizer, loader, criterion, record)
-    if training.output == "last":
-        return output_of(training, _stacked_parameters(module, k)[:, None])
-    return output_of(training, np.stack(steps, axis=1))
+    return recorded_run(training, private, optimizer, loader, criterion,
+                        lambda: _stacked_parameters(module, k))
 
 
 def _stacked_parameters(module, k: int) -> np.ndarray:

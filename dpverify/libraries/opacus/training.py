@@ -265,12 +265,20 @@ def train_once(training: Training, state: dict, examples: Examples, rng) -> np.n
     """One training of `examples` as the user's code runs it; the output per `training.output`
     (docs/libraries.md#opacus)."""
     _, module, optimizer, loader, criterion = prepared(training, state, examples, rng)
-    steps = [flat_parameters(module)]
-    record = (lambda: steps.append(flat_parameters(module))) if training.output != "last" \
-        else (lambda: None)
+    return recorded_run(training, module, optimizer, loader, criterion,
+                        lambda: flat_parameters(module))
+
+
+def recorded_run(training: Training, module, optimizer, loader, criterion, snapshot):
+    """The training loop, with `snapshot()` (the parameters, (P,) or (K, P)) taken before and
+    after every step, or after the last only for output "last"; the output per
+    `training.output`."""
+    steps = [] if training.output == "last" else [snapshot()]
+    record = (lambda: steps.append(snapshot())) if steps else (lambda: None)
     run_loop(training, module, optimizer, loader, criterion, record)
-    return output_of(training, np.stack(steps) if training.output != "last" else
-                     flat_parameters(module)[None])
+    if not steps:
+        steps = [snapshot()]
+    return output_of(training, np.stack(steps, axis=-2))
 
 
 def output_of(training: Training, parameters: np.ndarray) -> np.ndarray:
