@@ -170,17 +170,25 @@ def test_the_law_check_catches_a_wrong_normalisation():
     assert min(p_values) < 0.001 / len(p_values), p_values
 
 
+def alone_and_in_two_threads(mech, runs: int):
+    """`runs` trainings of the first dataset at seeds 3 and 4, one after the other and in two
+    threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+    data = mech.pairs[0][0]
+
+    def train(seed):
+        return mech.fn(data, np.random.default_rng(seed), runs)
+    alone = [train(seed) for seed in (3, 4)]
+    with ThreadPoolExecutor(2) as pool:
+        return alone, list(pool.map(train, (3, 4)))
+
+
 def test_same_seed_same_trainings_in_any_thread():
     """Trainings draw only from their own seeded generators, so two threads training at once
     (as the engine's workers do) give what each gives alone."""
-    from concurrent.futures import ThreadPoolExecutor
     mech = from_training(linear, sgd, torch.nn.MSELoss(), X, Y, batch_size=4,
                          noise_multiplier=1.0)
-    data = mech.pairs[0][0]
-    alone = [mech.fn(data, np.random.default_rng(seed), 300) for seed in (3, 4)]
-    with ThreadPoolExecutor(2) as pool:
-        together = list(pool.map(lambda seed: mech.fn(data, np.random.default_rng(seed), 300),
-                                 (3, 4)))
+    alone, together = alone_and_in_two_threads(mech, 300)
     assert all(np.array_equal(a, b) for a, b in zip(alone, together))
     assert not np.array_equal(alone[0], alone[1])
 
@@ -188,15 +196,10 @@ def test_same_seed_same_trainings_in_any_thread():
 def test_ghost_clipping_trains_one_by_one_and_threads_keep_their_own_loss():
     """Ghost clipping needs Opacus's own layers (no stacked copies); it switches its loss
     module's reduction while it runs, so two threads must not share one."""
-    from concurrent.futures import ThreadPoolExecutor
     mech = from_training(linear, sgd, torch.nn.MSELoss(), X, Y, batch_size=4,
                          noise_multiplier=1.0, grad_sample_mode="ghost")
     assert not mech.fn.batched
-    data = mech.pairs[0][0]
-    alone = [mech.fn(data, np.random.default_rng(seed), 30) for seed in (3, 4)]
-    with ThreadPoolExecutor(2) as pool:
-        together = list(pool.map(lambda seed: mech.fn(data, np.random.default_rng(seed), 30),
-                                 (3, 4)))
+    alone, together = alone_and_in_two_threads(mech, 30)
     assert all(np.array_equal(a, b) for a, b in zip(alone, together))
 
 
@@ -210,17 +213,31 @@ def gradient_canary_training(noise, **kwargs):
                          canary=([1.0], [-1e6]), loss_reduction="sum", **kwargs)
 
 
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """ε at δ of μ-GDP: δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth, Su 2022;
+    docs/fdp.md)."""
+    from scipy.optimize import brentq
+
+    def delta_at(eps):
+        return (stats.norm.cdf(-eps / mu + mu / 2)
+                - np.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
+    return brentq(lambda e: delta_at(e) - delta, 0.0, 50.0)
+
+
 def test_a_full_batch_training_passes_at_its_claim_and_halved_noise_is_flagged():
-    """Full batches (q = 1), 4 epochs, σ = 4: four Gaussian steps, which the audit resolves."""
+    """Full batches (q = 1), 4 epochs, σ = 4: the trained weight is −(4 + N(0, 4σ²)) with the
+    canary and −N(0, 4σ²) without, so the training is exactly (2/σ)-GDP; the bounds must stay
+    below that truth, and the halved noise's must pass the claim."""
     correct = gradient_canary_training(4.0, batch_size=16, epochs=4)
     result = dpverify.audit(correct, seed=0, samples=1 << 13)
     assert result.verdict == "pass" and result.conclusive
     assert result.epsilon_lower_bound < correct.epsilon
+    assert result.epsilon_lower_bound <= gaussian_epsilon(0.5, correct.delta)
     halved = dataclasses.replace(gradient_canary_training(2.0, batch_size=16, epochs=4),
                                  epsilon=correct.epsilon)
     flagged = dpverify.audit(halved, seed=0, samples=1 << 13)
     assert flagged.verdict == "violation"
-    assert flagged.epsilon_lower_bound > correct.epsilon
+    assert correct.epsilon < flagged.epsilon_lower_bound <= gaussian_epsilon(1.0, correct.delta)
 
 
 def test_a_shuffled_loader_under_the_poisson_accountant_is_flagged_and_poisson_passes():
