@@ -86,7 +86,7 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
           seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
           progress=None, curves=False, stop_early=True,
           floating_point=None, seconds=None, zcdp=None, confirm=False, gdp=None, tradeoff=None,
-          profile=None, proof_only=False) -> AuditResult:
+          profile=None, proof_only=False, resolution=None) -> AuditResult:
     """Audit a black-box mechanism against its (ε, δ) claim on neighbouring pairs.
 
     Arguments left as None are taken from the `@dpverify.mechanism` decorator. `samples` is the
@@ -129,6 +129,11 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
     then flagged in at most (1 − confidence)² of audits. Without it, a violation an exactly
     tight mechanism could reach in up to 1 − confidence of audits is flagged `marginal`
     (docs/method.md, "Marginal violations and confirmation").
+    resolution: end a pass once its resolution (result.resolution, the smallest true ε it would
+    catch about half the time) reaches this factor × the claim, e.g. 1.1: the last stage is
+    sized from the runs before it, up to `samples` (docs/method.md, "Passes that stop at the
+    resolution asked"); `result.resolution_target` records it. A violation is found and
+    measured as without it.
     zcdp: audit a rho-zCDP claim instead (default: as declared with
     `@dpverify.mechanism(zcdp=...)`); `delta` is then the δ of the implied (ε, δ) claim that is
     audited beside it (`dpverify.zcdp.audit_zcdp`).
@@ -143,7 +148,8 @@ def audit(mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samp
                    samples=samples, seed=seed, n_jobs=n_jobs, backend=backend,
                    certify_per_stage=certify_per_stage, time_limit=time_limit, progress=progress,
                    curves=curves, stop_early=stop_early, floating_point=floating_point,
-                   seconds=seconds, confirm=confirm, proof_only=proof_only)
+                   seconds=seconds, confirm=confirm, proof_only=proof_only,
+                   resolution=resolution)
     curve = None
     if gdp is not None or tradeoff is not None or profile is not None:
         from .curve_claim import curve_claim

@@ -175,6 +175,21 @@ def check_seconds(value, name: str = "seconds") -> float:
     return seconds
 
 
+def check_resolution(value, name: str = "resolution") -> float:
+    """A pass's resolution target, relative to the claim (docs/method.md, "Passes that stop at
+    the resolution asked"): a finite number > 1 (1.1: the pass ends once a true ε of 1.1 × the
+    claim would have been caught about half the time)."""
+    try:
+        target = float(value)
+    except (TypeError, ValueError):
+        target = math.nan
+    if not (target > 1 and math.isfinite(target)):
+        raise InvalidClaimError(f"{name} is a target relative to the claim and must be a number "
+                                f"> 1, got {value!r} (e.g. 1.1: catch a true ε of 1.1 × the "
+                                "claim)")
+    return target
+
+
 def check_tolerance(value, name: str = "tolerance") -> float:
     """The gate's relative drift allowance: a finite number ≥ 0."""
     if not (math.isfinite(value) and value >= 0):
@@ -219,6 +234,7 @@ def check_fits_claim(kind: str, values: dict, spell: Callable[[str], str],
     measure = values.get("measure") or values.get("stop_early") is False
     given = [option for option, on in (("curves", values.get("curves")), ("measure", measure),
                                        ("seconds", values.get("seconds") is not None),
+                                       ("resolution", values.get("resolution") is not None),
                                        ("confirm", values.get("confirm")),
                                        ("proof_only", values.get("proof_only"))) if on]
     if given:
@@ -236,6 +252,10 @@ def check_stopping(values: dict, spell: Callable[[str], str]) -> None:
         measured = spell("measure") if values.get("measure") else "stop_early=False"
         raise InvalidClaimError(f"{measured} runs the whole schedule and {spell('proof_only')} "
                                 "stops at the first proof: give one of them")
+    if measure and values.get("resolution") is not None:
+        measured = spell("measure") if values.get("measure") else "stop_early=False"
+        raise InvalidClaimError(f"{measured} runs the whole schedule and {spell('resolution')} "
+                                "ends a pass once it reaches its target: give one of them")
 
 
 def check_claim_combination(values: dict, spell: Callable[[str], str]) -> None:
@@ -390,6 +410,11 @@ _AUDIT_OPTIONS = [
                       "way the result then depends on the machine's speed",
            keyword="seconds", check=check_seconds,
            cli=Cli("--seconds", dict(type=float, metavar="SECONDS"))),
+    Option("resolution", "end a pass once its resolution reaches this many times the claim "
+                         "(e.g. 1.1), from the runs before its last stage; --samples stays "
+                         "the most it may take",
+           keyword="resolution", check=check_resolution,
+           cli=Cli("--resolution", dict(type=float, metavar="FACTOR"))),
     Option("confirm", "test a violation again on fresh runs of its pair and report it only "
                       "if they confirm it: a correct mechanism is then flagged in at most "
                       "(1 − confidence)² of audits (default off; "
@@ -455,7 +480,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in _AUDIT_OPTIONS + _INTERFACE_OPT
 COMMON_FLAGS = ("debug",)   # every `dpverify` subcommand
 AUDIT_FLAGS = ("targets", "epsilon", "delta", "zcdp", "gdp", "confidence", "samples", "seed", "jobs",
                "backend", "scheduler", "time_limit", "floating_point", "measure",
-               "proof_only", "seconds", "confirm", "json", "report")
+               "proof_only", "seconds", "resolution", "confirm", "json", "report")
 GATE_FLAGS = ("targets", "baseline", "update_baseline", "tolerance", "changed_since", "junit",
               "summary", "epsilon", "delta", "confidence", "samples", "seed", "jobs", "confirm")
 PLUGIN_OPTIONS = ("paths", "profile", "seed", "samples", "confidence", "jobs", "budget",
@@ -488,6 +513,6 @@ __all__ = ["OPTIONS", "Option", "Cli", "Plugin", "AUDIT_FLAGS", "GATE_FLAGS", "C
            "PLUGIN_OPTIONS", "PLUGIN_INI_HELP", "PROFILES", "DEFAULT_SAMPLES_BATCHED", "check_parsed",
            "DEFAULT_SAMPLES_SCALAR", "default_samples", "check_values", "check_epsilon",
            "check_delta", "check_zcdp", "check_gdp", "check_confidence", "check_samples", "check_seed",
-           "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds",
+           "check_jobs", "check_certify_per_stage", "check_time_limit", "check_seconds", "check_resolution",
            "check_tolerance", "check_session_budget",
            "check_claim_combination", "check_stopping"]

@@ -375,6 +375,16 @@ class AuditResult(HasOutcome):
     # the betting test's witness of that proof (its wealth path), when the reported witness is
     # another (the measurement's); None otherwise
     proof: Witness | None = None
+    # audit(resolution=): the pass's resolution target as a true ε (factor × claim); the last
+    # stage was sized to reach it from the runs before it. None: the budget was `samples`
+    resolution_target: float | None = None
+
+    @property
+    def target_reached(self) -> bool | None:
+        """Whether a pass's resolution reached its target (None without a target)."""
+        if self.resolution_target is None:
+            return None
+        return self.resolution <= self.resolution_target
 
     @property
     def gross_epsilon(self) -> float:
@@ -426,6 +436,8 @@ class AuditResult(HasOutcome):
             lines.append("           " + marginal_text(self.evidence_level))
         if self.verdict == "pass":
             lines.append("           " + leak_reach_text(self.leak_reach, self.confidence))
+            if self.resolution_target is not None:
+                lines.append("           " + self._target_text())
         if self.witness is not None:
             lines += self.witness.summary_lines()
         lines.append(f"           {self._runs_text()}, {self.seconds:.2f} s, seed {self.seed}"
@@ -433,6 +445,14 @@ class AuditResult(HasOutcome):
         if not self.reproducible:
             lines.append(OWN_RANDOMNESS_NOTE)
         return "\n".join(lines)
+
+    def _target_text(self) -> str:
+        """What the resolution target asked of a pass, and whether it got it."""
+        asked = f"resolution target ε ≤ {self.resolution_target:.4g}"
+        if self.target_reached:
+            return f"{asked}: reached, the last stage sized for it"
+        return (f"{asked}: NOT reached ({self.resolution:.4g}); raise samples= or lower the "
+                f"target's demand")
 
     def _runs_text(self) -> str:
         """The runs the audit drew, and for a violation proved by betting and measured (or
@@ -480,4 +500,6 @@ class AuditResult(HasOutcome):
                              else None),
             "proof_runs": self.proof_runs,
             "proof": self.proof.as_dict() if self.proof is not None else None,
+            "resolution_target": self.resolution_target,
+            "target_reached": self.target_reached,
         })

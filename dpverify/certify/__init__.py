@@ -9,11 +9,12 @@
 The statistics themselves are pure functions in `dpverify.stats`; this package applies them to
 what the pipeline chose and counted.
 """
-from .certificates import Certificate, betting_witness, event_bound, resolution, witness_of
+from .certificates import (Certificate, betting_witness, event_bound, predicted_resolution,
+                           resolution, witness_of)
 from .counting import PairPlan, StageCounts, certifying_counts, curve_counts
 from .curves import privacy_curves_of
 from .pilot import PilotRates, choose_coupling, pilot
 
 __all__ = ["Certificate", "betting_witness", "PilotRates", "StageCounts", "certifying_counts", "choose_coupling",
            "event_bound", "curve_counts", "PairPlan", "pilot", "privacy_curves_of",
-           "resolution", "witness_of"]
+           "predicted_resolution", "resolution", "witness_of"]

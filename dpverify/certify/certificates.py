@@ -84,6 +84,15 @@ def betting_witness(pairs, test, stage: int, certificate: str = BETTING):
         wealth_path=tuple((int(n), float(w)) for n, w in test.path)), event
 
 
+def predicted_resolution(rate_p: float, rate_q: float, n: int, claim: float, delta: float,
+                         level: float) -> float:
+    """The resolution (`resolution`) a last stage of n runs per input would report on an event
+    whose rates are rate_p under P and rate_q under Q (estimated on runs drawn before it): the
+    same formula on the rarer of the event and its complement, at the sizes n, n."""
+    mass = min(rate_p, 1.0 - rate_q)
+    return detectable_epsilon(mass, n, n, claim, delta, level)
+
+
 def resolution(claim: float, delta: float, witness: Witness | None) -> float:
     """The smallest true ε this budget would catch about half the time on an event as likely
     as the witness's: `stats.detectable_epsilon` at the witness's sample sizes and level, on the

@@ -143,7 +143,7 @@ def audit_options(args, mech) -> dict:
                 curves=bool(args.report) and is_ed_claim(mech, *claims),
                 stop_early=not args.measure, proof_only=args.proof_only,
                 floating_point=True if args.floating_point else None,
-                seconds=args.seconds, zcdp=args.zcdp, gdp=args.gdp,
+                seconds=args.seconds, resolution=args.resolution, zcdp=args.zcdp, gdp=args.gdp,
                 confirm=(confirm_requested(args.confirm, "audit")
                          and is_ed_claim(mech, *claims)))
 

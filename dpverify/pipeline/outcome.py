@@ -77,4 +77,5 @@ def audit_result(run: AuditRun, runs, search_runs: int, lower: float, best: Witn
         evidence_level=violation_evidence_level(run.best, r.epsilon, r.delta, alpha),
         confirmation=confirmation, event=run.best_event,
         proof_runs=None if run.proof_runs is None else run.proof_runs + search_runs,
-        proof=run.proof if best is not run.proof else None)
+        proof=run.proof if best is not run.proof else None,
+        resolution_target=(None if r.resolution is None else r.resolution * r.epsilon))

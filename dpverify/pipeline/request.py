@@ -9,7 +9,7 @@ from ..compose import group_claim
 from ..errors import InvalidClaimError
 from ..mechanism import Mechanism, validate_claim
 from ..options import (check_certify_per_stage, check_confidence, check_jobs, check_samples,
-                       check_seconds, check_seed, check_time_limit,
+                       check_resolution, check_seconds, check_seed, check_time_limit,
                        default_samples)
 
 BUDGET_SAMPLES_FACTOR = 16  # a measurement run's time budget may buy up to 16× the default runs
@@ -49,6 +49,7 @@ class AuditRequest:
     seconds: float | None
     confirm: bool = False
     proof_only: bool = False
+    resolution: float | None = None  # a pass's resolution target, × the claim (None: none)
 
 
 def _claim(mech, epsilon, delta, pairs):
@@ -74,7 +75,8 @@ def _group_claim(eps, dlt, distance):
 def build_request(mech: Mechanism, pairs=None, epsilon=None, delta=None, confidence=0.95, samples=None,
                   seed=0, n_jobs=-1, backend=None, certify_per_stage=2, time_limit=None,
                   progress=None, curves=False, stop_early=True, floating_point=None,
-                  seconds=None, confirm=False, proof_only=False) -> AuditRequest:
+                  seconds=None, confirm=False, proof_only=False,
+                  resolution=None) -> AuditRequest:
     """Validate `dpverify.audit`'s options for mechanism `mech` (errors in the order a user
     meets them: claim, options, group claim, budget, time limit) and fill in the defaults
     declared with `@dpverify.mechanism`; backend, progress and curves are taken as they are.
@@ -97,4 +99,5 @@ def build_request(mech: Mechanism, pairs=None, epsilon=None, delta=None, confide
         stop_early=stop_early,
         floating_point=bool(mech.floating_point if floating_point is None else floating_point),
         seconds=seconds, progress=progress, curves=curves, confirm=bool(confirm),
-        proof_only=bool(proof_only))
+        proof_only=bool(proof_only),
+        resolution=None if resolution is None else check_resolution(resolution))

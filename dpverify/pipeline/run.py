@@ -23,10 +23,11 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from .. import pairs as pairs_module
-from ..attacks import Candidate, Probe, Tuning, curve_grid, pooled_tuning, tail_rungs, tuning_grid
+from ..attacks import (Candidate, Probe, Tuning, curve_grid, pooled_tuning, tail_rungs,
+                       tuning_grid, tuning_index)
 from ..attacks.planning import TAIL_RUNGS
 from ..certify import (Certificate, PairPlan, betting_witness, certifying_counts,
-                       choose_coupling, curve_counts, pilot, witness_of)
+                       choose_coupling, curve_counts, pilot, predicted_resolution, witness_of)
 from ..certify.evaluator import PROBE_STRIDE
 from ..certify.pilot import coupled_everywhere, seconds_per_run
 from ..certify.reach import LeakGates
@@ -41,13 +42,16 @@ from .betting import BETTING_SHARE, BettingTest, bet_and_draw
 from .confirm import Confirming
 from .outcome import ExitReason, audit_result, standing_witness
 from .request import AuditRequest, build_request
-from .schedule import (Schedule, StageKind, StagePlan, measurement_size, samples_for_seconds,
-                       stage_key, stage_kind)
+from .schedule import (Schedule, StageKind, StagePlan, measurement_size, resolution_size,
+                       samples_for_seconds, stage_key, stage_kind)
 from .search import Search
 from .selection import (by_promise, carry_over, concentrate, distinct, distinct_bets, hedged,
                         least_hedge_hits, one_sided_hedges, same_events_merged,
                         spread_over_pairs)
 from .settings import DEFAULT_SETTINGS, Settings
+
+
+RESOLUTION_AIM = 0.9  # a resolution target is aimed at claim + this share of its margin
 
 
 class StageEvents(NamedTuple):
@@ -180,6 +184,7 @@ class AuditRun:
             if self._violation_found():
                 self.exit = ExitReason.VIOLATION
                 return
+            self._fit_to_resolution(stage)
         if self.measuring_from is not None:
             self.exit = ExitReason.VIOLATION
 
@@ -205,6 +210,37 @@ class AuditRun:
         samples = samples_for_seconds(left, per_run, most=r.samples,
                                       least=self.settings.first_stage)
         self.schedule = self.schedule.with_samples(samples)
+
+    def _fit_to_resolution(self, stage: StagePlan) -> None:
+        """audit(resolution=): once the tracked grids predict that a last stage no larger than
+        the next planned one reaches the target on the leading event, the next stage is the
+        last, of the smallest such size (`schedule.resolution_size`). The size is a function of
+        runs drawn before the last stage only, so its certificates keep their level; the test
+        by betting holds at any stop (docs/method.md, "Passes that stop at the resolution
+        asked")."""
+        r, j = self.request, stage.index
+        if (r.resolution is None or stage.last or self.measuring_from is not None
+                or not self.tracked):
+            return
+        level = self.schedule.final_level
+        # aimed a little inside the target: the rates come from a smaller sample than the last
+        # stage's, and the witness may be another of its events
+        target = r.epsilon + RESOLUTION_AIM * (r.resolution - 1.0) * r.epsilon
+
+        def reaches(n: int) -> bool:
+            carried = by_promise(carry_over(self.tracked, n, r.delta, level,
+                                            self.sampler.chunk_size))
+            leading = next((c for c in carried if not c.one_sided), None)
+            if leading is None:
+                return False
+            t, i = leading.tuning, tuning_index(leading)
+            return predicted_resolution(t.k_p[i] / t.m_p, t.k_q[i] / t.m_q, n, r.epsilon,
+                                        r.delta, level) <= target
+
+        size = resolution_size(reaches, self.settings.first_stage, self.schedule.sizes[-1])
+        if size is not None:  # the last stage certifies the tracked events, searching no more
+            self.schedule = self.schedule.ending_after(j, size)
+            self.search.frozen = True
 
     # ---- choose events --------------------------------------------------------------------
 

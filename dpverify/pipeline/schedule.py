@@ -91,6 +91,14 @@ class Schedule:
         confidence, _, *rest = self._args
         return Schedule(samples, confidence, False, *rest)
 
+    def ending_after(self, j: int, size: int) -> "Schedule":
+        """This schedule's first j stages, then a last stage of `size` runs per input (a pass
+        sized for its resolution target, `resolution_size`)."""
+        ended = Schedule(size, *self._args)
+        ended.sizes = self.sizes[:j] + [int(size)]
+        ended.alphas = final_stage_alphas(ended.alpha, len(ended.sizes))
+        return ended
+
     def __len__(self) -> int:
         return len(self.sizes)
 
@@ -119,6 +127,26 @@ def measurement_size(sizes: list[int], proof_runs: int, at_least: int, floor: in
     `at_least` (the stage the proof came in), else the last."""
     need = max(multiple * proof_runs, floor, at_least)
     return next((n for n in sizes if n >= need), sizes[-1])
+
+
+RESOLUTION_STEP = 2 ** 0.25  # the last-stage sizes a resolution target is tried at, apart
+RESOLUTION_ROUNDING = 256    # ... rounded up to a multiple of this many runs
+
+
+def resolution_size(predicted, least: int, most: int) -> int | None:
+    """The smallest last-stage size in [least, most] (a geometric grid RESOLUTION_STEP apart,
+    rounded up to RESOLUTION_ROUNDING) at which `predicted(n)` holds: the resolution a stage
+    of n runs per input is predicted to reach meets the target. None if no size up to `most`
+    does."""
+    n = float(least)
+    while n <= most * RESOLUTION_STEP:
+        size = min(most, -(-int(n) // RESOLUTION_ROUNDING) * RESOLUTION_ROUNDING)
+        if predicted(size):
+            return size
+        if size >= most:
+            return None
+        n *= RESOLUTION_STEP
+    return None
 
 
 class StageKind(Enum):
