@@ -12,6 +12,7 @@ import multiprocessing
 import pickle
 import signal
 import threading
+import sys
 import time
 from typing import Callable, NamedTuple
 
@@ -37,23 +38,22 @@ class RunSeconds(NamedTuple):
     evaluate: float
 
 
-def _worker_death_types() -> tuple:
-    """The exceptions joblib's loky and dask raise when a worker process dies."""
+def worker_death_types() -> tuple:
+    """The exceptions joblib's loky and dask raise when a worker process dies. Dask's is looked
+    up only where `distributed` is already loaded (a dask backend needs its Client, so it is):
+    importing it costs about a second that no other audit should pay."""
     kinds = []
     try:
         from joblib.externals.loky.process_executor import TerminatedWorkerError
         kinds.append(TerminatedWorkerError)
     except ImportError:  # pragma: no cover
         pass
-    try:
-        from distributed.scheduler import KilledWorker
-        kinds.append(KilledWorker)
-    except ImportError:
-        pass
+    scheduler = sys.modules.get("distributed.scheduler")
+    if scheduler is not None:
+        kinds.append(scheduler.KilledWorker)
     return tuple(kinds)
 
 
-_WORKER_DEATHS = _worker_death_types()
 _clock = time.monotonic  # the time budget's clock (tests stand in for it)
 
 
@@ -269,7 +269,7 @@ class Sampler:
             raise self._timeout(tasks[min(done, len(tasks) - 1)]) from None
         except pickle.PicklingError as exc:
             raise self._unpicklable(exc) from None
-        except _WORKER_DEATHS as exc:
+        except worker_death_types() as exc:  # evaluated only when something is raised
             raise self._worker_died(exc, tasks[min(done, len(tasks) - 1)]) from None
         finally:
             self._stop_watching()
