@@ -4,7 +4,8 @@ the runs an oracle that knew the best pair and event would need.
 Every broken mechanism of the zoo, the DP-Sniper set and the floating-point Laplace, audited
 by `dpverify.audit(mech, seed=s)` per seed (the oracle, the checks on SVT3–6 and RNM3–4:
 docs/results.md, "Detection: runs to the first violation"). Writes DIR/detection.json (after
-every row) and .md. --passes audits the zoo's correct mechanisms (seeds 0, 1) instead.
+every row) and .md. --passes audits the correct mechanisms of the zoo and the DP-Sniper set at
+resolution=1.1 instead, beside an oracle (seeds as given), into the same files.
 
 Usage: python scripts/detection.py --out DIR [--only NAME ...] [--seeds S ... (default 0 1 2 3 4)]
            [--reuse-oracle] [--oracle-runs N (default 10^7)] [--passes] [--rewrite-markdown]
@@ -26,6 +27,7 @@ import numpy as np  # noqa: E402
 
 import dpverify  # noqa: E402
 from dpverify.evidence import lower_bound_text  # noqa: E402
+from dpverify.stats import detectable_epsilon  # noqa: E402
 from _machine import machine_meta  # noqa: E402
 from mechanisms_under_test import CORRECT, TRUE_EPSILON, ZOO  # noqa: E402
 from mechanisms_under_test.dpsniper import (CORRECT_DPSNIPER, DPSNIPER,  # noqa: E402
@@ -34,7 +36,7 @@ from mechanisms_under_test.floating_point import (TRUE_EPSILON_FLOATING,  # noqa
                                                    numpy_laplace)
 
 SEEDS = (0, 1, 2, 3, 4)
-PASS_SEEDS = (0, 1)               # the seeds of --passes
+PASS_TARGET = 1.1                 # --passes: the resolution asked, × the claim
 CONFIDENCE = 0.95                 # the oracle's confidence (the audits' default too)
 MEASURE_SAMPLES = 1 << 20         # runs per input of the measurement run that names the event
 REFERENCE_SAMPLES = 1 << 18       # runs per input of the measurement run beside the headline
@@ -339,18 +341,56 @@ def header(meta: dict) -> list[str]:
                                                       " (partial run)") + ".", ""]
 
 
+def oracle_pass_runs(mass: float, claim: float, delta: float, target: float) -> float:
+    """Runs (both inputs) an oracle needs for a pass of resolution `target` × claim: it counts
+    one event of rarer-side rate `mass` chosen in advance, both bounds at α/2; the least n
+    with `stats.detectable_epsilon(mass, n, n, claim, δ, α/2)` ≤ target · claim, by bisection."""
+    level = (1 - CONFIDENCE) / 2
+
+    def reaches(n: int) -> bool:
+        return detectable_epsilon(mass, n, n, claim, delta, level) <= target * claim
+    high = 1 << 10
+    while not reaches(high):
+        if high > 1 << 34:
+            return math.inf
+        high *= 2
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if reaches(mid) else (mid, high)
+    return 2.0 * high
+
+
 def passes_section(passes: list[dict]) -> list[str]:
-    """Per correct mechanism and seed, its verdict, resolution and runs."""
-    if not passes:
+    """Per correct mechanism, its resolution-sized passes beside the oracle's runs."""
+    if not passes or "oracle_runs" not in passes[0]["audits"][0]:
         return []
-    cells = [[row["mechanism"], a["seed"], a["verdict"], f"{a['resolution']:.4f}",
-              f"{a['samples']:,}"] for row in passes for a in row["audits"]]
-    return ["## Passes: the correct mechanisms of the zoo", "",
-            *table(["mechanism", "seed", "verdict", "resolution", "runs"], cells,
-                   align="lrlrr"), "",
-            "Ordinary audits at default settings; *resolution*: the true ε the budget would "
-            "catch about half the time on an event as likely as the best one "
-            "(`result.resolution`); *runs*: every mechanism call.", ""]
+    cells = []
+    for row in passes:
+        a = row["audits"]
+        passed = [x for x in a if x["verdict"] == "pass"]
+        ratios = [x["samples"] / x["oracle_runs"] for x in a]
+        cells.append([row["mechanism"], f"{row['claim']:g}", f"{len(passed)} of {len(a)}",
+                      f"{sum(x['target_reached'] for x in passed)} of {len(passed)}",
+                      f"{statistics.median(x['resolution'] for x in a) / row['claim']:.3f}",
+                      f"{statistics.median(x['samples'] for x in a):,.0f}",
+                      f"{statistics.median(x['oracle_runs'] for x in a):,.0f}",
+                      f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})",
+                      f"{row['default_samples']:,}"])
+    seeds = ", ".join(str(x["seed"]) for x in passes[0]["audits"])
+    return [f"## Pass cost: correct mechanisms at resolution {PASS_TARGET} × the claim", "",
+            *table(["mechanism", "claimed ε", "passes", "target reached",
+                    "resolution / claim (median)", "runs (median)", "oracle runs (median)",
+                    "ratio to oracle, median (min–max)", "default budget's runs (seed 0)"],
+                   cells, align="lrllrrrrr"), "",
+            f"`dpverify.audit(mech, resolution={PASS_TARGET}, seed=s)` for the correct "
+            f"mechanisms of the zoo and the DP-Sniper set, seeds {seeds}. *Runs*: every "
+            "mechanism call. *Oracle*: counts only the audit's own witness event, known in "
+            "advance, with both Clopper–Pearson bounds at α/2 = 0.025; its runs are 2·n for the "
+            "least n whose resolution on that event's rarer-side rate reaches the target "
+            "(`stats.detectable_epsilon`). *Target reached*: of the passes (a violation of a "
+            "correct mechanism is a false alarm, at most 1 − confidence = 5% of audits). "
+            "*Default budget*: the same audit without a target.", ""]
 
 
 def write_markdown(path: Path, rows: list[dict], meta: dict) -> None:
@@ -458,19 +498,33 @@ def main(argv=None) -> int:
     return 0
 
 
+def pass_audit(mech, seed: int, log) -> dict:
+    """One resolution-sized pass of `mech` and the oracle's runs on its witness's event."""
+    started = time.perf_counter()
+    r = dpverify.audit(mech, seed=seed, resolution=PASS_TARGET, progress=False)
+    w = r.witness
+    mass = min(w.rate_D, 1.0 - w.rate_D_prime) if w is not None else 0.0
+    oracle = oracle_pass_runs(mass, r.claimed_epsilon, r.claimed_delta, PASS_TARGET)
+    log(f"  {mech.name} seed {seed}: {r.verdict}, resolution {r.resolution:.4f}, "
+        f"{r.samples:,} runs, oracle {oracle:,.0f}")
+    return {"seed": seed, "verdict": r.verdict, "resolution": float(r.resolution),
+            "target_reached": bool(r.target_reached), "samples": int(r.samples),
+            "oracle_runs": oracle, "mass": mass, "seconds": time.perf_counter() - started}
+
+
 def run_passes(args, log) -> int:
-    """--passes: the zoo's correct mechanisms' default audits, into detection.json's meta."""
+    """--passes: the correct mechanisms' resolution-sized passes beside the oracle, and each
+    one's default audit at seed 0, into detection.json's meta."""
+    correct = ([ZOO[n] for n in ZOO if n in CORRECT]
+               + [DPSNIPER[n] for n in DPSNIPER if n in CORRECT_DPSNIPER])
     passes = []
-    for name in (n for n in ZOO if n in CORRECT):
-        audits = []
-        for seed in PASS_SEEDS:
-            started = time.perf_counter()
-            r = dpverify.audit(ZOO[name], seed=seed, progress=False)
-            audits.append({"seed": seed, "verdict": r.verdict, "resolution": float(r.resolution),
-                           "samples": int(r.samples), "seconds": time.perf_counter() - started})
-            log(f"  {name} seed {seed}: {r.verdict}, resolution {r.resolution:.4f}, "
-                f"{r.samples:,} runs")
-        passes.append({"mechanism": name, "audits": audits})
+    for mech in correct:
+        audits = [pass_audit(mech, seed, log) for seed in args.seeds]
+        default = dpverify.audit(mech, seed=0, progress=False)
+        log(f"  {mech.name} default budget: {default.verdict}, {default.samples:,} runs")
+        passes.append({"mechanism": mech.name, "claim": float(mech.epsilon), "audits": audits,
+                       "default_samples": int(default.samples),
+                       "default_verdict": default.verdict})
     rows, meta = load(args.out / "detection.json")
     meta["passes"] = passes
     save(args.out / "detection.json", rows, meta)

@@ -212,9 +212,9 @@ class AuditRun:
         self.schedule = self.schedule.with_samples(samples)
 
     def _fit_to_resolution(self, stage: StagePlan) -> None:
-        """audit(resolution=): once the tracked grids predict that a last stage no larger than
-        the next planned one reaches the target on the leading event, the next stage is the
-        last, of the smallest such size (`schedule.resolution_size`). The size is a function of
+        """audit(resolution=): once the tracked grids predict that a last stage of at most
+        `samples` runs reaches the target on each event it would certify, the next stage is
+        the last, of the smallest such size (`schedule.resolution_size`). The size is a function of
         runs drawn before the last stage only, so its certificates keep their level; the test
         by betting holds at any stop (docs/method.md, "Passes that stop at the resolution
         asked")."""
@@ -228,14 +228,17 @@ class AuditRun:
         target = r.epsilon + RESOLUTION_AIM * (r.resolution - 1.0) * r.epsilon
 
         def reaches(n: int) -> bool:
-            carried = by_promise(carry_over(self.tracked, n, r.delta, level,
-                                            self.sampler.chunk_size))
-            leading = next((c for c in carried if not c.one_sided), None)
-            if leading is None:
-                return False
-            t, i = leading.tuning, tuning_index(leading)
-            return predicted_resolution(t.k_p[i] / t.m_p, t.k_q[i] / t.m_q, n, r.epsilon,
-                                        r.delta, level) <= target
+            carried = distinct(by_promise(carry_over(self.tracked, n, r.delta, level,
+                                                     self.sampler.chunk_size)))
+            # the K events the last stage would certify (hedges for leaks aside): the witness
+            # may be any of them, so each must reach the target
+            picked = distinct_bets([c for c in carried if not c.one_sided], self.search.data,
+                                   self.K)
+            return bool(picked) and all(
+                predicted_resolution(c.tuning.k_p[i] / c.tuning.m_p,
+                                     c.tuning.k_q[i] / c.tuning.m_q, n, r.epsilon, r.delta,
+                                     level) <= target
+                for c, i in ((c, tuning_index(c)) for c in picked))
 
         size = resolution_size(reaches, self.settings.first_stage, self.schedule.sizes[-1])
         if size is not None:  # the last stage certifies the tracked events, searching no more
