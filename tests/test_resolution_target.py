@@ -54,10 +54,10 @@ def test_a_violation_inside_the_target_is_still_caught(make, claim):
 
 
 def test_resolution_sized_passes_keep_the_false_alarm_rate():
-    """300 seeds of Laplace claimed at exactly its true ε = 1, each with a target drawn from
+    """200 seeds of Laplace claimed at exactly its true ε = 1, each with a target drawn from
     1.05 to 2 (so the last stage ends at sizes spread over two decades): false alarms within
-    Binomial(300, 0.05)'s 99th percentile (a correct engine fails this with probability < 1%)."""
-    mech, runs, confidence = make_laplace(1.0), 300, 0.95
+    Binomial(200, 0.05)'s 99th percentile (a correct engine fails this with probability < 1%)."""
+    mech, runs, confidence = make_laplace(1.0), 200, 0.95
     targets = (1.05, 1.1, 1.2, 1.5, 2.0)
     alarms = sum(dpverify.audit(mech, seed=s, resolution=targets[s % len(targets)], n_jobs=1,
                                 confidence=confidence).verdict == "violation"
