@@ -381,8 +381,9 @@ class AuditResult(HasOutcome):
 
     @property
     def target_reached(self) -> bool | None:
-        """Whether a pass's resolution reached its target (None without a target)."""
-        if self.resolution_target is None:
+        """Whether a pass's resolution reached its target (None without a target, or for a
+        violation, which no target stops)."""
+        if self.resolution_target is None or self.verdict != "pass":
             return None
         return self.resolution <= self.resolution_target
 
@@ -450,9 +451,9 @@ class AuditResult(HasOutcome):
         """What the resolution target asked of a pass, and whether it got it."""
         asked = f"resolution target ε ≤ {self.resolution_target:.4g}"
         if self.target_reached:
-            return f"{asked}: reached, the last stage sized for it"
-        return (f"{asked}: NOT reached ({self.resolution:.4g}); raise samples= or lower the "
-                f"target's demand")
+            return f"{asked}: reached"
+        return (f"{asked}: NOT reached ({self.resolution:.4g}); raise samples= (the most a "
+                "pass may draw) or ask a coarser resolution")
 
     def _runs_text(self) -> str:
         """The runs the audit drew, and for a violation proved by betting and measured (or

@@ -99,3 +99,15 @@ def test_the_cli_takes_a_resolution_target(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "resolution target ε ≤ 0.12: reached" in out  # 1.2 × the claimed 0.1
+
+
+def test_a_target_out_of_the_budgets_reach_runs_the_budget_and_says_so():
+    """resolution=1.02 needs far more than 4,096 runs per input: the schedule runs to its end
+    unchanged (the same runs as without a target) and the pass says the target was missed."""
+    mech = make_laplace(1.0)
+    res = dpverify.audit(mech, resolution=1.02, samples=1 << 12, n_jobs=1)
+    plain = dpverify.audit(mech, samples=1 << 12, n_jobs=1)
+    assert res.verdict == "pass" and res.target_reached is False
+    assert res.samples == plain.samples and res.resolution == plain.resolution > 1.02
+    assert "resolution target ε ≤ 1.02: NOT reached" in res.summary()
+    assert res.as_dict()["target_reached"] is False and plain.as_dict()["target_reached"] is None
