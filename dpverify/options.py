@@ -414,7 +414,11 @@ _AUDIT_OPTIONS = [
                          "(e.g. 1.1), from the runs before its last stage; --samples stays "
                          "the most it may take",
            keyword="resolution", check=check_resolution,
-           cli=Cli("--resolution", dict(type=float, metavar="FACTOR"))),
+           cli=Cli("--resolution", dict(type=float, metavar="FACTOR")),
+           plugin=Plugin("--dpverify-resolution", "end every (ε, δ) audit's pass once its "
+                                                  "resolution reaches this factor × the claim "
+                                                  "(e.g. 1.1); the profile's samples stay the "
+                                                  "most it may draw", dict(type=float))),
     Option("confirm", "test a violation again on fresh runs of its pair and report it only "
                       "if they confirm it: a correct mechanism is then flagged in at most "
                       "(1 − confidence)² of audits (default off; "
@@ -484,7 +488,7 @@ AUDIT_FLAGS = ("targets", "epsilon", "delta", "zcdp", "gdp", "confidence", "samp
 GATE_FLAGS = ("targets", "baseline", "update_baseline", "tolerance", "changed_since", "junit",
               "summary", "epsilon", "delta", "confidence", "samples", "seed", "jobs", "confirm")
 PLUGIN_OPTIONS = ("paths", "profile", "seed", "samples", "confidence", "jobs", "budget",
-                  "confirm")
+                  "confirm", "resolution")
 # The ini value of the plugin: files or folders whose mechanisms become tests.
 PLUGIN_INI_HELP = "files or folders whose @dpverify.mechanism functions become tests"
 

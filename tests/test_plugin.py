@@ -122,3 +122,22 @@ def test_bad_options_are_usage_errors(project):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result = project.runpytest("--dpverify-seed", "abc", *FAST)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_session_resolution_target_sizes_passes_and_is_in_the_reproduction_line(project):
+    """--dpverify-resolution 1.1: the correct mechanism passes, the broken one still fails, and
+    its reproduction line carries the target, so the CLI repeats the bound exactly."""
+    args = ["--dpverify", "mechanisms", "--dpverify-resolution", "1.1", "--dpverify-jobs", "1",
+            "-p", "no:cacheprovider"]
+    result = project.runpytest(*args)
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    line = re.search(r"reproduce: (dpverify audit .*)", out).group(1).split()
+    assert line[line.index("--resolution") + 1] == "1.1"
+    proc = subprocess.run([sys.executable, "-m", "dpverify"] + line[1:], capture_output=True,
+                          text=True, cwd=project.path, timeout=120)
+    assert proc.returncode == 1
+    assert bound_in(proc.stdout) == pytest.approx(bound_in(out), abs=1e-4)
+    bad = project.runpytest("--dpverify", "mechanisms", "--dpverify-resolution", "0.5")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--dpverify-resolution" in bad.stderr.str()

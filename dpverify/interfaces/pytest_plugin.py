@@ -21,8 +21,10 @@ Registered under the ``pytest11`` entry point, so any project that installs dpve
   ``--dpverify-confidence``, ``--dpverify-jobs``, ``--dpverify-budget`` and
   ``--dpverify-confirm`` / ``--dpverify-no-confirm`` (on by default: every (ε, δ) violation
   is confirmed on fresh runs before a test fails; the ini option ``dpverify_confirm = false``
-  or the environment variable ``DPVERIFY_CONFIRM=0`` turn it off), defined (with their checks)
-  in `dpverify.options`, as the command line's are.
+  or the environment variable ``DPVERIFY_CONFIRM=0`` turn it off) and
+  ``--dpverify-resolution F`` (every ordinary (ε, δ) audit ends its pass once its resolution
+  reaches F × the claim, `dpverify.audit(resolution=F)`), defined (with their checks) in
+  `dpverify.options`, as the command line's are.
 
 Flake control. Audits are seeded (default seed 0, each test gets its own seed derived from it and
 its node id), so a run is deterministic. The session budget B (default 0.05) bounds the chance
@@ -93,9 +95,10 @@ class _Settings:
         self.confirm = confirm_requested(opt.dpverify_confirm, "plugin",
                                          configured if isinstance(configured, bool) else None)
         given = {"seed": self.seed, "samples": opt.dpverify_samples,
-                 "confidence": self.confidence, "jobs": self.jobs, "budget": self.budget}
+                 "confidence": self.confidence, "jobs": self.jobs, "budget": self.budget,
+                 "resolution": opt.dpverify_resolution}
         try:
-            check_values(given, PLUGIN_OPTIONS, "plugin")
+            self.resolution = check_values(given, PLUGIN_OPTIONS, "plugin")["resolution"]
         except InvalidClaimError as exc:
             raise pytest.UsageError(str(exc)) from None
         self.samples = (opt.dpverify_samples if opt.dpverify_samples is not None
@@ -208,10 +211,14 @@ class MechanismItem(pytest.Item):
                                 "@dpverify.mechanism(epsilon=..., pairs=...), zcdp=..., or a "
                                 "curve: gdp=..., tradeoff=... or profile=...")
         from ..auditing import is_ed_claim
-        confirm = self.config._dpverify.confirm and is_ed_claim(self.mechanism)
+        settings = self.config._dpverify
+        ed_claim = is_ed_claim(self.mechanism)
+        confirm = settings.confirm and ed_claim
+        resolution = settings.resolution if ed_claim else None
         run_audit(self, self.mechanism, call_index=1,
                   reproduce=lambda seed, samples, confidence: _cli_line(
-                      self.path, self.mechanism.name, seed, samples, confidence, confirm))
+                      self.path, self.mechanism.name, seed, samples, confidence, confirm,
+                      resolution))
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, (PrivacyViolation, DpVerifyError)):
@@ -222,11 +229,13 @@ class MechanismItem(pytest.Item):
         return self.path, None, f"dp audit of {self.mechanism.name}"
 
 
-def _cli_line(path, name, seed, samples, confidence, confirm=False) -> str:
+def _cli_line(path, name, seed, samples, confidence, confirm=False, resolution=None) -> str:
     cmd = ["dpverify", "audit", f"{os.path.relpath(path)}:{name}", "--seed", str(seed),
            "--confidence", f"{confidence:.10g}"]
     if samples is not None:
         cmd += ["--samples", str(samples)]
+    if resolution is not None:
+        cmd += ["--resolution", f"{resolution:g}"]
     return shlex.join(cmd + (["--confirm"] if confirm else []))
 
 
@@ -235,7 +244,9 @@ def _pytest_line(nodeid: str, settings, confidence: float) -> str:
                        "--dpverify-profile", settings.profile,
                        "--dpverify-confidence", f"{confidence:.10g}"]
                       + (["--dpverify-confirm"] if settings.confirm
-                         else ["--dpverify-no-confirm"]))
+                         else ["--dpverify-no-confirm"])
+                      + ([] if settings.resolution is None
+                         else ["--dpverify-resolution", f"{settings.resolution:g}"]))
 
 
 def claim_lines(result) -> list[str]:
@@ -283,9 +294,13 @@ def run_audit(node, mechanism, call_index, reproduce, **kwargs):
     n_jobs = kwargs.pop("n_jobs", settings.jobs)
     from ..auditing import is_ed_claim
     curve = next((kwargs[k] for k in CURVE_CLAIMS if kwargs.get(k) is not None), None)
-    if settings.confirm and "confirm" not in kwargs and is_ed_claim(
-            mechanism, kwargs.get("epsilon"), kwargs.get("zcdp"), curve):
+    ed_claim = is_ed_claim(mechanism, kwargs.get("epsilon"), kwargs.get("zcdp"), curve)
+    if settings.confirm and "confirm" not in kwargs and ed_claim:
         kwargs["confirm"] = True
+    # a session's resolution target ends the passes of ordinary (ε, δ) audits
+    if (settings.resolution is not None and "resolution" not in kwargs and ed_claim
+            and kwargs.get("stop_early", True)):
+        kwargs["resolution"] = settings.resolution
     result = dpverify.audit(mechanism, seed=seed, samples=samples, confidence=confidence,
                             n_jobs=n_jobs, **kwargs)
     if result.verdict == "violation":
