@@ -111,6 +111,7 @@ class AuditRun:
         self.proof_runs: int | None = None  # runs drawn when the betting test proved it
         self.proof: Witness | None = None   # ... and its witness (the wealth of the bets)
         self.confirming: Confirming | None = None  # audit(confirm=True) on a violation
+        self.sized_for_resolution = False  # the last stage was sized for audit(resolution=)
         self.pair_list: list = []               # set by run(): the pairs audited
         self.search: Search | None = None       # ... their search samples and models
         self.sampler: Sampler | None = None     # ... and the sampler drawing their runs
@@ -213,37 +214,41 @@ class AuditRun:
 
     def _fit_to_resolution(self, stage: StagePlan) -> None:
         """audit(resolution=): once the tracked grids predict that a last stage of at most
-        `samples` runs reaches the target on each event it would certify, the next stage is
-        the last, of the smallest such size (`schedule.resolution_size`). The size is a function of
-        runs drawn before the last stage only, so its certificates keep their level; the test
-        by betting holds at any stop (docs/method.md, "Passes that stop at the resolution
-        asked")."""
+        `samples` runs reaches the target on an event it would certify, the next stage is the
+        last, of the smallest such size (`schedule.resolution_size`), and certifies only events
+        predicted to reach it there (`_within_target`). The size is a function of runs drawn
+        before the last stage only, so its certificates keep their level; the test by betting
+        holds at any stop (docs/method.md, "Passes that stop at the resolution asked")."""
         r, j = self.request, stage.index
         if (r.resolution is None or stage.last or self.measuring_from is not None
                 or not self.tracked):
             return
-        level = self.schedule.final_level
-        # aimed a little inside the target: the rates come from a smaller sample than the last
-        # stage's, and the witness may be another of its events
-        target = r.epsilon + RESOLUTION_AIM * (r.resolution - 1.0) * r.epsilon
 
         def reaches(n: int) -> bool:
-            carried = distinct(by_promise(carry_over(self.tracked, n, r.delta, level,
-                                                     self.sampler.chunk_size)))
-            # the K events the last stage would certify (hedges for leaks aside): the witness
-            # may be any of them, so each must reach the target
-            picked = distinct_bets([c for c in carried if not c.one_sided], self.search.data,
-                                   self.K)
-            return bool(picked) and all(
-                predicted_resolution(c.tuning.k_p[i] / c.tuning.m_p,
-                                     c.tuning.k_q[i] / c.tuning.m_q, n, r.epsilon, r.delta,
-                                     level) <= target
-                for c, i in ((c, tuning_index(c)) for c in picked))
+            carried = carry_over(self.tracked, n, r.delta, self.schedule.final_level,
+                                 self.sampler.chunk_size)
+            return any(not c.one_sided for c in self._within_target(carried, n))
 
         size = resolution_size(reaches, self.settings.first_stage, self.schedule.sizes[-1])
         if size is not None:  # the last stage certifies the tracked events, searching no more
             self.schedule = self.schedule.ending_after(j, size)
             self.search.frozen = True
+            self.sized_for_resolution = True
+
+    def _within_target(self, carried: list[Candidate], n: int) -> list[Candidate]:
+        """Of candidates re-tuned for a last stage of n runs, those whose tuning rates predict a
+        resolution within the target there (`certify.predicted_resolution`, at the last stage's
+        level), and the one-sided hedges for leaks, whose reach the pass states apart. The
+        target is aimed a little inside (RESOLUTION_AIM): the rates come from fewer runs than
+        the last stage's."""
+        r = self.request
+        target = r.epsilon + RESOLUTION_AIM * (r.resolution - 1.0) * r.epsilon
+
+        def within(c: Candidate) -> bool:
+            t, i = c.tuning, tuning_index(c)
+            return predicted_resolution(t.k_p[i] / t.m_p, t.k_q[i] / t.m_q, n, r.epsilon,
+                                        r.delta, self.schedule.final_level) <= target
+        return [c for c in carried if c.one_sided or within(c)]
 
     # ---- choose events --------------------------------------------------------------------
 
@@ -256,6 +261,8 @@ class AuditRun:
             carried = distinct(by_promise(carry_over(
                 self.tracked, self.schedule.final_size, self.request.delta, stage.level,
                 self.sampler.chunk_size)))
+            if self.sized_for_resolution:
+                carried = self._within_target(carried, self.schedule.final_size)
             picked = distinct_bets(carried, self.search.data, self.K)
             self.events = picked
             self.tracked = []
