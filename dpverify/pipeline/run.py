@@ -213,15 +213,17 @@ class AuditRun:
         self.schedule = self.schedule.with_samples(samples)
 
     def _fit_to_resolution(self, stage: StagePlan) -> None:
-        """audit(resolution=): once the tracked grids predict that a last stage of at most
-        `samples` runs reaches the target on an event it would certify, the next stage is the
-        last, of the smallest such size (`schedule.resolution_size`), and certifies only events
-        predicted to reach it there (`_within_target`). The size is a function of runs drawn
+        """audit(resolution=): once search has converged and the tracked grids predict that a
+        last stage of at most `samples` runs reaches the target on one of its events, the next
+        stage is the last, of the smallest such size (`schedule.resolution_size`), with such an
+        event beside its usual picks (`_with_sized_event`). The size is a function of runs drawn
         before the last stage only, so its certificates keep their level; the test by betting
         holds at any stop (docs/method.md, "Passes that stop at the resolution asked")."""
         r, j = self.request, stage.index
+        # only once search has converged by its own rule: a target shortens the stages that
+        # would only tune and certify, never the search that finds a violation's event
         if (r.resolution is None or stage.last or self.measuring_from is not None
-                or not self.tracked):
+                or not self.tracked or not self.search.frozen):
             return
 
         def reaches(n: int) -> bool:
@@ -230,10 +232,19 @@ class AuditRun:
             return any(not c.one_sided for c in self._within_target(carried, n))
 
         size = resolution_size(reaches, self.settings.first_stage, self.schedule.sizes[-1])
-        if size is not None:  # the last stage certifies the tracked events, searching no more
+        if size is not None:
             self.schedule = self.schedule.ending_after(j, size)
-            self.search.frozen = True
             self.sized_for_resolution = True
+
+    def _with_sized_event(self, picked: list[Candidate], carried: list[Candidate]):
+        """A resolution-sized last stage's events: the usual picks (the likeliest violations
+        first), and, when none of them is predicted to reach the target, the best one that is,
+        in a slot of its own (α is split over every event certified)."""
+        n = self.schedule.final_size
+        sized = [c for c in self._within_target(carried, n) if not c.one_sided]
+        if not sized or any(c is s for c in picked for s in sized):  # identity: one list
+            return picked
+        return picked + sized[:1]
 
     def _within_target(self, carried: list[Candidate], n: int) -> list[Candidate]:
         """Of candidates re-tuned for a last stage of n runs, those whose tuning rates predict a
@@ -261,9 +272,9 @@ class AuditRun:
             carried = distinct(by_promise(carry_over(
                 self.tracked, self.schedule.final_size, self.request.delta, stage.level,
                 self.sampler.chunk_size)))
-            if self.sized_for_resolution:
-                carried = self._within_target(carried, self.schedule.final_size)
             picked = distinct_bets(carried, self.search.data, self.K)
+            if self.sized_for_resolution:
+                picked = self._with_sized_event(picked, carried)
             self.events = picked
             self.tracked = []
             if stage.measuring and not stage.final_measurement:
