@@ -99,3 +99,13 @@ def test_a_target_out_of_the_budgets_reach_runs_the_budget_and_says_so():
     assert res.samples == plain.samples and res.resolution == plain.resolution > 1.02
     assert "resolution target ε ≤ 1.02: NOT reached" in res.summary()
     assert res.as_dict()["target_reached"] is False and plain.as_dict()["target_reached"] is None
+
+
+def test_a_target_never_cuts_the_search_short_of_a_broken_mechanisms_event():
+    """RNM3 (true ε = 0.25 at a claim of 0.1, docs/theory.md §4.2) with resolution=1.1: its
+    event ranks high only after the first stages, so a target that ended search there let it
+    pass. Sizing waits for search to converge: it is flagged, with its bound below the truth."""
+    from mechanisms_under_test import TRUE_EPSILON, ZOO
+    res = dpverify.audit(ZOO["rnm3"], resolution=1.1, seed=0)
+    assert res.verdict == "violation"
+    assert 0.1 < res.epsilon_lower_bound <= TRUE_EPSILON["rnm3"]
