@@ -229,7 +229,7 @@ class AuditRun:
         def reaches(n: int) -> bool:
             carried = carry_over(self.tracked, n, r.delta, self.schedule.final_level,
                                  self.sampler.chunk_size)
-            return any(not c.one_sided for c in self._within_target(carried, n))
+            return bool(self._within_target(carried, n))
 
         size = resolution_size(reaches, self.settings.first_stage, self.schedule.sizes[-1])
         if size is not None:
@@ -241,7 +241,7 @@ class AuditRun:
         first), and, when none of them is predicted to reach the target, the best one that is,
         in a slot of its own (α is split over every event certified)."""
         n = self.schedule.final_size
-        sized = [c for c in self._within_target(carried, n) if not c.one_sided]
+        sized = self._within_target(carried, n)
         if not sized or any(c is s for c in picked for s in sized):  # identity: one list
             return picked
         return picked + sized[:1]
@@ -249,9 +249,9 @@ class AuditRun:
     def _within_target(self, carried: list[Candidate], n: int) -> list[Candidate]:
         """Of candidates re-tuned for a last stage of n runs, those whose tuning rates predict a
         resolution within the target there (`certify.predicted_resolution`, at the last stage's
-        level), and the one-sided hedges for leaks, whose reach the pass states apart. The
-        target is aimed a little inside (RESOLUTION_AIM): the rates come from fewer runs than
-        the last stage's."""
+        level); one-sided hedges are for leaks, whose reach the pass states apart, not for it.
+        The target is aimed a little inside (RESOLUTION_AIM): the rates come from fewer runs
+        than the last stage's."""
         r = self.request
         target = r.epsilon + RESOLUTION_AIM * (r.resolution - 1.0) * r.epsilon
 
@@ -259,7 +259,7 @@ class AuditRun:
             t, i = c.tuning, tuning_index(c)
             return predicted_resolution(t.k_p[i] / t.m_p, t.k_q[i] / t.m_q, n, r.epsilon,
                                         r.delta, self.schedule.final_level) <= target
-        return [c for c in carried if c.one_sided or within(c)]
+        return [c for c in carried if not c.one_sided and within(c)]
 
     # ---- choose events --------------------------------------------------------------------
 
